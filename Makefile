@@ -1,0 +1,31 @@
+# Single entry point. `make demo` and `make test` bootstrap .venv on their own.
+VENV ?= .venv
+BIN := $(VENV)/bin
+SEED ?= 2026
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml scripts/bootstrap.sh
+	VENV=$(VENV) bash scripts/bootstrap.sh
+
+## The main job on a built-in example: deal a seeded deck, solve it exactly, show the optimal game.
+demo: setup
+	$(BIN)/pasur solve --seed $(SEED) --method reference
+
+## The test suite (what CI runs): lint, then unit, property and doctests.
+test: setup
+	$(BIN)/ruff check src tests
+	$(BIN)/python -m pytest
+
+lint: setup
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+## Speed figures of the reference solver on the reference decks (see docs/benchmarks.md).
+bench: setup
+	$(BIN)/python benchmarks/bench_reference.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Set up .venv with the project and its dev tools. Idempotent; safe to rerun.
+#
+# Torch: an importable torch (in the venv, or in the base Python, e.g. a user's CUDA
+# build) is kept as it is. Otherwise torch==2.13.0 is installed first, which on this
+# kind of machine is the local CPU wheel, so the project's "torch>=2.1" pulls nothing
+# more (no multi-GB CUDA packages). TORCH_SPEC overrides the pin.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+VENV="${VENV:-.venv}"
+TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}"
+
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "error: Python 3.11 or newer is needed (found: $("$PYTHON" --version 2>&1))" >&2
+  exit 1
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  if "$PYTHON" -c 'import torch' 2>/dev/null; then
+    echo "bootstrap: reusing the torch of $PYTHON ($("$PYTHON" -c 'import torch; print(torch.__version__)'))"
+    "$PYTHON" -m venv --system-site-packages "$VENV"
+  else
+    "$PYTHON" -m venv "$VENV"
+  fi
+fi
+
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+if ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
+  echo "bootstrap: installing $TORCH_SPEC"
+  "${PIP[@]}" install "$TORCH_SPEC"
+fi
+echo "bootstrap: installing pasur and its dev tools"
+"${PIP[@]}" install -e ".[dev]" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+"$VENV/bin/python" -c 'import torch, pasur; print(f"bootstrap: ready (torch {torch.__version__}, cuda available: {torch.cuda.is_available()})")'
+touch "$VENV/.installed"

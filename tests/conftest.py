@@ -1,0 +1,32 @@
+"""Shared fixtures: the reference decks from shared/, and hypothesis profiles."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from pasur.cards import NamedDeck, parse_deck
+
+settings.register_profile("ci", derandomize=True, max_examples=60, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+REPO = Path(__file__).resolve().parent.parent
+_CANDIDATES = [REPO.parent / "shared" / "decks" / "reference-decks.json", REPO / "tests" / "data" / "reference-decks.json"]
+
+
+def load_reference_decks() -> list[NamedDeck]:
+    for p in _CANDIDATES:
+        if p.exists():
+            return [NamedDeck(d["id"], parse_deck(d["deck"]), d["value"]) for d in json.loads(p.read_text())]
+    raise FileNotFoundError("reference-decks.json not found in ../shared/decks or tests/data")
+
+
+@pytest.fixture(scope="session")
+def reference_decks() -> list[NamedDeck]:
+    return load_reference_decks()
