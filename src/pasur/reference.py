@@ -28,7 +28,7 @@ True
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
 
 from pasur.cards import CLUBS_BONUS, CLUBS_FOR_BONUS, Deck
 from pasur.rules import Action
@@ -72,18 +72,15 @@ def _terminal_future(state: GameState) -> int:
     return 0 if w is None else (CLUBS_BONUS if w == ALEX else -CLUBS_BONUS)
 
 
-@dataclass
-class SolveStats:
-    states: int
-    seconds: float | None = None
-
-
 class ReferenceSolver:
     """Exact values and optimal actions for the open-hand game of one deck."""
 
     def __init__(self, deck: Deck) -> None:
         self.deck = deck
         self._memo: dict[tuple, int] = {}
+        #: called with the number of states solved so far, every ``progress_every`` new states
+        self.on_progress: Callable[[int], None] | None = None
+        self.progress_every = 20_000
 
     @property
     def n_states(self) -> int:
@@ -108,6 +105,8 @@ class ReferenceSolver:
                 best = v
         assert best is not None
         self._memo[key] = best
+        if self.on_progress is not None and len(self._memo) % self.progress_every == 0:
+            self.on_progress(len(self._memo))
         return best
 
     def value(self, state: GameState) -> int:

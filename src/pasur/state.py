@@ -122,6 +122,12 @@ class GameState:
         final sweep when it is the last card of a round."""
         if check and not self.is_legal(action):
             raise IllegalActionError(f"illegal action {action} for {PLAYER_NAMES[self.player]} in {self.stage}")
+        s = self.play(action)
+        return s.end_round() if s.turn == TURNS_PER_ROUND else s
+
+    def play(self, action: Action) -> GameState:
+        """The card play alone, without what follows the last card of a round (see
+        :meth:`end_round`). Unchecked; :meth:`apply` is the public transition."""
         p = self.player
         card_bit = 1 << action.card
         hands = _pair(self.hands, p, self.hands[p] & ~card_bit)
@@ -134,17 +140,21 @@ class GameState:
             last = p
         else:
             pool = self.pool | card_bit
-        turn = self.turn + 1
-        rnd = self.round
-        if turn == TURNS_PER_ROUND:
-            if rnd < FINAL_ROUND:
-                rnd += 1
-                turn = 0
-                hands = (self.deck.hand_mask(ALEX, rnd), self.deck.hand_mask(BOB, rnd))
-            elif last is not None:  # final sweep to the last capturer of the whole game
-                piles = _pair(piles, last, piles[last] | pool)
-                pool = 0
-        return GameState(self.deck, rnd, turn, hands, pool, piles, surs, last)
+        return GameState(self.deck, self.round, self.turn + 1, hands, pool, piles, surs, last)
+
+    def end_round(self) -> GameState:
+        """After the 8th card: deal the next round, or, after round 5, sweep the pool to the
+        last capturer of the whole game (to nobody if nobody ever captured)."""
+        if self.turn != TURNS_PER_ROUND:
+            raise ValueError(f"round {self.round} is not over (turn {self.turn})")
+        if self.round < FINAL_ROUND:
+            rnd = self.round + 1
+            hands = (self.deck.hand_mask(ALEX, rnd), self.deck.hand_mask(BOB, rnd))
+            return replace(self, round=rnd, turn=0, hands=hands)
+        last = self.last_capturer
+        if last is None or not self.pool:
+            return self
+        return replace(self, pool=0, piles=_pair(self.piles, last, self.piles[last] | self.pool))
 
     def with_(self, **changes) -> GameState:
         """A copy with some fields changed (for crafted positions in tests)."""

@@ -1,0 +1,249 @@
+"""The ``pasur`` command line: deal, show, play and solve.
+
+User mistakes (bad cards, decks, files, options) end with a one-line ``error: ...``
+on stderr and exit code 2; results go to stdout, progress to stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import secrets
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from pasur import __version__
+from pasur.agents import AGENT_NAMES, GameAborted, make_agent, play_game
+from pasur.cards import JACK_MASK, NamedDeck, clubs_in, format_cards, parse_deck, random_deck, read_deck_file
+from pasur.errors import PasurInputError
+from pasur.gamelog import GameLog
+from pasur.reference import ReferenceSolver
+from pasur.state import GameState
+
+app = typer.Typer(
+    name="pasur",
+    help="Solve and play the card game Pasur (two players, open hands).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+
+METHODS = ("reference",)
+
+DeckOpt = Annotated[str | None, typer.Option("--deck", help="A deck: 52 cards such as 'TD 5S QC ...'.")]
+DeckFileOpt = Annotated[
+    Path | None, typer.Option("--deck-file", help="A file of decks: one per line, or JSON (list of strings/objects).")
+]
+SeedOpt = Annotated[int | None, typer.Option("--seed", help="Deal a random valid deck from this seed.")]
+DeckIdOpt = Annotated[str | None, typer.Option("--deck-id", help="With --deck-file: only the deck with this id.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON summary instead of tables.")]
+AsciiOpt = Annotated[bool, typer.Option("--ascii", help="Cards as 'TD' instead of '10♦'.")]
+
+
+def fail(message: str) -> typer.Exit:
+    err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
+    return typer.Exit(2)
+
+
+def user_errors(fn):
+    """Turn :class:`PasurInputError` into a one-line message and exit code 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except PasurInputError as e:
+            raise fail(str(e)) from None
+
+    return wrapper
+
+
+def select_decks(deck: str | None, deck_file: Path | None, seed: int | None, deck_id: str | None) -> list[NamedDeck]:
+    """The decks named by the common options; exactly one source, else a random seed (printed)."""
+    given = [n for n, v in (("--deck", deck), ("--deck-file", deck_file), ("--seed", seed)) if v is not None]
+    if len(given) > 1:
+        raise PasurInputError(f"give only one of {', '.join(given)}")
+    if deck_id is not None and deck_file is None:
+        raise PasurInputError("--deck-id goes with --deck-file")
+    if deck is not None:
+        return [NamedDeck("deck", parse_deck(deck))]
+    if deck_file is not None:
+        decks = read_deck_file(deck_file)
+        if deck_id is not None:
+            decks = [d for d in decks if d.id == deck_id]
+            if not decks:
+                raise PasurInputError(f"no deck with id {deck_id!r} in {deck_file}")
+        return decks
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+        err.print(f"dealing a random deck (seed {seed})", highlight=False)
+    import random
+
+    return [NamedDeck(f"seed-{seed}", random_deck(random.Random(seed)))]
+
+
+def one_deck(decks: list[NamedDeck], what: str) -> NamedDeck:
+    if len(decks) != 1:
+        raise PasurInputError(f"{what} takes one deck; the file holds {len(decks)} (pick one with --deck-id)")
+    return decks[0]
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        typer.echo(__version__)
+        raise typer.Exit(0)
+
+
+@app.command()
+@user_errors
+def deal(
+    seed: SeedOpt = None,
+    count: Annotated[int, typer.Option("--count", min=1, help="How many decks (seeds S, S+1, ...).")] = 1,
+    unicode: Annotated[bool, typer.Option("--unicode", help="Cards as '10♦' instead of 'TD'.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a seeded (or random) valid deck as one line of 52 cards; a deck file with --count."""
+    import random
+
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+        err.print(f"seed {seed}", highlight=False)
+    decks = [(f"seed-{seed + i}", random_deck(random.Random(seed + i))) for i in range(count)]
+    if as_json:
+        typer.echo(json.dumps([{"id": i, "deck": str(d)} for i, d in decks], indent=1))
+    else:
+        for _, d in decks:
+            typer.echo(d.format(unicode=unicode))
+
+
+@app.command()
+@user_errors
+def show(
+    deck: DeckOpt = None, deck_file: DeckFileOpt = None, seed: SeedOpt = None, deck_id: DeckIdOpt = None,
+    ascii_cards: AsciiOpt = False,
+) -> None:
+    """Render a deck's deal: the initial pool and both hands of every round."""
+    nd = one_deck(select_decks(deck, deck_file, seed, deck_id), "show")
+    d, u = nd.deck, not ascii_cards
+    typer.echo(f"deck {nd.id}: {d}")
+    typer.echo(f"pool     {format_cards(d.pool, unicode=u)}")
+    for r in range(6):
+        alex_hand, bob_hand = format_cards(d.hand(0, r), unicode=u), format_cards(d.hand(1, r), unicode=u)
+        typer.echo(f"round {r}  Alex: {alex_hand:<16} Bob: {bob_hand}")
+    for p, name in enumerate(("Alex", "Bob")):
+        dealt = sum(d.hand_mask(p, r) for r in range(6))
+        typer.echo(f"{name} is dealt {clubs_in(dealt)} clubs and {(dealt & JACK_MASK).bit_count()} Jacks")
+
+
+@app.command()
+@user_errors
+def play(
+    alex: Annotated[str, typer.Option("--alex", help=f"Alex's agent: {', '.join(AGENT_NAMES)}.")] = "greedy",
+    bob: Annotated[str, typer.Option("--bob", help=f"Bob's agent: {', '.join(AGENT_NAMES)}.")] = "random",
+    deck: DeckOpt = None, deck_file: DeckFileOpt = None, seed: SeedOpt = None, deck_id: DeckIdOpt = None,
+    agent_seed: Annotated[int | None, typer.Option("--agent-seed", help="Seed of random agents.")] = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the log as a Markdown table.")] = False,
+    as_json: JsonOpt = False,
+    ascii_cards: AsciiOpt = False,
+) -> None:
+    """Play one game between two agents (`human` plays at the terminal) and print the log and score."""
+    nd = one_deck(select_decks(deck, deck_file, seed, deck_id), "play")
+    a = make_agent(alex, seed=agent_seed)
+    b = make_agent(bob, seed=None if agent_seed is None else agent_seed + 1)
+    try:
+        log = play_game(nd.deck, a, b)
+    except GameAborted as e:
+        err.print(f"game aborted: {e}", highlight=False)
+        raise typer.Exit(1) from None
+    if as_json:
+        typer.echo(log.to_json())
+    elif markdown:
+        typer.echo(log.to_markdown(unicode=not ascii_cards))
+    else:
+        typer.echo(f"deck {nd.id}: {nd.deck}\nAlex: {alex}, Bob: {bob}\n")
+        typer.echo(log.to_text(unicode=not ascii_cards))
+
+
+def _solve_reference(nd: NamedDeck, progress: Progress | None) -> dict:
+    solver = ReferenceSolver(nd.deck)
+    task = None
+    if progress is not None:
+        task = progress.add_task(f"solving {nd.id}", total=None)
+        solver.on_progress = lambda n: progress.update(task, description=f"solving {nd.id}: {n:,} states")
+    t0 = time.perf_counter()
+    start = GameState.initial(nd.deck)
+    value = solver.value(start)
+    seconds = time.perf_counter() - t0
+    if progress is not None and task is not None:
+        progress.remove_task(task)
+    line = solver.optimal_line(start)
+    return {
+        "id": nd.id,
+        "deck": str(nd.deck),
+        "method": "reference",
+        "value": value,
+        "known_value": nd.value,
+        "states": solver.n_states,
+        "seconds": round(seconds, 4),
+        "log": GameLog(nd.deck, tuple(line)),
+    }
+
+
+@app.command()
+@user_errors
+def solve(
+    deck: DeckOpt = None, deck_file: DeckFileOpt = None, seed: SeedOpt = None, deck_id: DeckIdOpt = None,
+    method: Annotated[str, typer.Option("--method", help=f"Solver: {', '.join(METHODS)} (exact memoized minimax).")] = (
+        "reference"
+    ),
+    as_json: JsonOpt = False,
+    ascii_cards: AsciiOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+) -> None:
+    """Solve the open-hand game of a deck exactly: its value (Alex minus Bob) and an optimal game."""
+    if method not in METHODS:
+        raise PasurInputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
+    decks = select_decks(deck, deck_file, seed, deck_id)
+    results = []
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
+                  transient=True, disable=quiet) as progress:
+        overall = progress.add_task("decks", total=len(decks)) if len(decks) > 1 else None
+        for nd in decks:
+            results.append(_solve_reference(nd, None if quiet else progress))
+            if overall is not None:
+                progress.advance(overall)
+    if as_json:
+        out = []
+        for r in results:
+            log: GameLog = r.pop("log")
+            out.append({**r, "optimal_line": json.loads(log.to_json())["actions"], "points": list(log.final.points)})
+        typer.echo(json.dumps(out[0] if len(out) == 1 else out, indent=1, ensure_ascii=False))
+        return
+    for r in results:
+        log = r["log"]
+        known = "" if r["known_value"] is None else f" (known: {r['known_value']:+g})"
+        typer.echo(f"deck {r['id']}: {r['deck']}")
+        typer.echo(
+            f"exact value (Alex - Bob): {r['value']:+d}{known}   "
+            f"[{r['method']}: {r['states']:,} states in {r['seconds']:.2f} s]\n"
+        )
+        if len(results) == 1:
+            typer.echo("An optimal game (ties broken by the first action in card order):")
+            typer.echo(log.to_text(unicode=not ascii_cards))
+    mismatched = [r["id"] for r in results if r["known_value"] is not None and r["known_value"] != r["value"]]
+    if mismatched:
+        err.print(f"error: value differs from the known value for: {', '.join(mismatched)}", highlight=False)
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    app()
