@@ -272,9 +272,8 @@ def parse_deck(text: str) -> Deck:
             raise PasurInputError(f"position {pos}: {e}") from None
     if len(cards) < N_CARDS and len(set(cards)) == len(cards):
         missing = sorted(set(range(N_CARDS)) - set(cards))
-        raise PasurInputError(
-            f"a deck has 52 cards, got {len(cards)}; missing {format_cards(missing)}"
-        )
+        shown = format_cards(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        raise PasurInputError(f"a deck has 52 cards, got {len(cards)}; missing {shown}")
     return Deck(tuple(cards))
 
 

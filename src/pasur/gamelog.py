@@ -197,7 +197,7 @@ class GameLog:
                 Action(parse_card(a["card"]), sum(1 << c for c in parse_cards(" ".join(a["captured"]))))
                 for a in data["actions"]
             ]
-        except (json.JSONDecodeError, KeyError, TypeError) as e:
+        except (json.JSONDecodeError, KeyError, TypeError, PasurInputError) as e:
             raise PasurInputError(f"not a game log: {e}") from None
         return cls.replay(deck, actions)
 

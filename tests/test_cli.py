@@ -1,0 +1,107 @@
+"""The command line: outputs, JSON summaries, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from pasur.cards import Deck, format_cards
+from pasur.cli import app
+
+runner = CliRunner()
+
+
+def run(*args: str, input: str | None = None):
+    return runner.invoke(app, list(args), input=input)
+
+
+def test_help_everywhere():
+    for cmd in ([], ["deal"], ["show"], ["play"], ["solve"]):
+        r = run(*cmd, "--help")
+        assert r.exit_code == 0, cmd
+        assert "Usage" in r.output
+
+
+def test_deal_is_seeded_and_valid():
+    a, b = run("deal", "--seed", "5"), run("deal", "--seed", "5")
+    assert a.exit_code == 0 and a.stdout == b.stdout
+    assert Deck.parse(a.stdout) == Deck.from_seed(5)
+    many = run("deal", "--seed", "5", "--count", "3", "--json")
+    decks = json.loads(many.stdout)
+    assert [d["id"] for d in decks] == ["seed-5", "seed-6", "seed-7"]
+
+
+def test_show_renders_the_deal():
+    r = run("show", "--seed", "3", "--ascii")
+    assert r.exit_code == 0
+    d = Deck.from_seed(3)
+    assert f"pool     {format_cards(d.pool)}" in r.stdout
+    assert f"round 5  Alex: {format_cards(d.hand(0, 5))}" in r.stdout
+
+
+def test_solve_json_of_a_reference_deck(reference_decks, tmp_path):
+    nd = reference_decks[2]
+    r = run("solve", "--deck", str(nd.deck), "--json", "--quiet")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["value"] == nd.value and out["method"] == "reference"
+    assert len(out["optimal_line"]) == 48 and out["points"][0] - out["points"][1] == nd.value
+
+
+def test_solve_deck_file_checks_known_values(tmp_path, reference_decks):
+    nd = reference_decks[2]
+    f = tmp_path / "decks.json"
+    f.write_text(json.dumps([{"id": "mine", "deck": str(nd.deck), "value": nd.value}]))
+    r = run("solve", "--deck-file", str(f), "--quiet", "--ascii")
+    assert r.exit_code == 0, r.output
+    assert f"exact value (Alex - Bob): {nd.value:+d} (known: {nd.value:+d})" in r.stdout
+    f.write_text(json.dumps([{"id": "mine", "deck": str(nd.deck), "value": nd.value + 1}]))
+    r = run("solve", "--deck-file", str(f), "--quiet")
+    assert r.exit_code == 1 and "differs from the known value" in r.stderr
+
+
+def test_play_prints_log_and_score():
+    r = run("play", "--seed", "8", "--alex", "greedy", "--bob", "random", "--agent-seed", "1", "--ascii")
+    assert r.exit_code == 0, r.output
+    assert "Stage" in r.stdout and "Final score" in r.stdout
+    j = json.loads(run("play", "--seed", "8", "--agent-seed", "1", "--json").stdout)
+    assert len(j["actions"]) == 48 and j["utility"] == j["points"][0] - j["points"][1]
+
+
+def test_play_human_from_stdin():
+    r = run("play", "--seed", "8", "--alex", "human", "--bob", "greedy", "--json", input="1\n" * 24)
+    assert r.exit_code == 0, r.output
+    r = run("play", "--seed", "8", "--alex", "human", "--bob", "greedy", input="1\nq\n")
+    assert r.exit_code == 1 and "aborted" in r.stderr
+
+
+BAD = [
+    (["solve", "--deck", "5S 9H XX"], "unknown card 'XX'"),
+    (["solve", "--deck", " ".join(["AC"] * 52)], "duplicate card AC at positions 0 and 1"),
+    (["solve", "--deck", "JC " + " ".join(str(Deck.from_seed(1)).replace("JC ", "").split())],
+     "Jack JC in the initial pool"),
+    (["solve", "--deck", " ".join(str(Deck.from_seed(1)).split()[:51])], "a deck has 52 cards, got 51; missing"),
+    (["solve", "--deck-file", "/nonexistent/decks.txt"], "deck file not found"),
+    (["solve", "--seed", "1", "--deck", "AC"], "give only one of --deck, --seed"),
+    (["solve", "--seed", "1", "--method", "magic"], "unknown method 'magic'"),
+    (["play", "--seed", "1", "--alex", "oracle"], "unknown agent 'oracle'"),
+    (["show", "--seed", "1", "--deck-id", "x"], "--deck-id goes with --deck-file"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD, ids=[m for _, m in BAD])
+def test_user_errors_are_one_line_with_exit_code_2(args, message):
+    r = run(*args)
+    assert r.exit_code == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+    assert "Traceback" not in r.output
+
+
+def test_bad_line_in_deck_file_names_file_and_line(tmp_path):
+    f = tmp_path / "decks.txt"
+    f.write_text(f"# two decks\n{Deck.from_seed(1)}\n{str(Deck.from_seed(2)).replace('KS', 'KX')}\n")
+    r = run("solve", "--deck-file", str(f))
+    assert r.exit_code == 2 and f"{f}:3: " in r.stderr and "KX" in r.stderr
