@@ -17,7 +17,10 @@ settings.register_profile("dev", max_examples=60, deadline=None, suppress_health
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 REPO = Path(__file__).resolve().parent.parent
-_CANDIDATES = [REPO.parent / "shared" / "decks" / "reference-decks.json", REPO / "tests" / "data" / "reference-decks.json"]
+_CANDIDATES = [
+    REPO.parent / "shared" / "decks" / "reference-decks.json",  # the source of truth
+    REPO / "tests" / "data" / "reference-decks.json",  # a copy, for a checkout without shared/
+]
 
 
 def load_reference_decks() -> list[NamedDeck]:
