@@ -26,12 +26,17 @@ if [ ! -x "$VENV/bin/python" ]; then
   fi
 fi
 
-PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+pip_install() {
+  # pip warns about every local index folder that lacks a package; that is noise here.
+  "$VENV/bin/python" -m pip --disable-pip-version-check -q install "$@" 2>&1 \
+    | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+  return "${PIPESTATUS[0]}"
+}
 if ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
   echo "bootstrap: installing $TORCH_SPEC"
-  "${PIP[@]}" install "$TORCH_SPEC"
+  pip_install "$TORCH_SPEC"
 fi
 echo "bootstrap: installing pasur and its dev tools"
-"${PIP[@]}" install -e ".[dev]" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+pip_install -e ".[dev]"
 "$VENV/bin/python" -c 'import torch, pasur; print(f"bootstrap: ready (torch {torch.__version__}, cuda available: {torch.cuda.is_available()})")'
 touch "$VENV/.installed"

@@ -171,13 +171,23 @@ def make_agent(name: str, *, seed: int | None = None) -> Agent:
     return factories[name]()
 
 
-def play_game(deck: Deck, alex: Agent, bob: Agent, start: GameState | None = None) -> GameLog:
-    """Play to the end and return the log; an agent's illegal action is a bug and raises."""
+def play_game(
+    deck: Deck,
+    alex: Agent,
+    bob: Agent,
+    start: GameState | None = None,
+    on_move: Callable[[GameState, Action], None] | None = None,
+) -> GameLog:
+    """Play to the end and return the log; an agent's illegal action is a bug and raises.
+
+    ``on_move(state, action)`` is called after each choice (to show a human the other side's plays)."""
     state = start or GameState.initial(deck)
     actions = []
     agents = (alex, bob)
     while not state.is_terminal:
         a = agents[state.player].choose(state)
+        if on_move is not None:
+            on_move(state, a)
         state = state.apply(a)
         actions.append(a)
     return GameLog(deck, tuple(actions), start)

@@ -136,7 +136,8 @@ def points_in(mask: int) -> int:
 # ---------------------------------------------------------------------------
 # Text forms
 
-_TOKEN = re.compile(r"^(10|[A2-9TJQK])([CDHS♣♦♥♠])$", re.IGNORECASE)
+# re.ASCII: case folding stays ASCII (the Kelvin sign "K" must not pass for a K).
+_TOKEN = re.compile(r"^(10|[A2-9TJQK])([CDHS♣♦♥♠])$", re.IGNORECASE | re.ASCII)
 _SUIT_INDEX = {**{s: i for i, s in enumerate(SUIT_LETTERS)}, **{s: i for i, s in enumerate(SUIT_SYMBOLS)}}
 # Variation selectors sometimes follow suit symbols (♣️); they carry no meaning.
 _STRIP = str.maketrans({"\ufe0f": None, "\ufe0e": None})
@@ -234,17 +235,15 @@ class Deck:
 
 def validate_deck(cards: Sequence[int]) -> None:
     """Refuse anything that is not a valid deck, naming the problem."""
-    if len(cards) != N_CARDS:
-        raise PasurInputError(f"a deck has 52 cards, got {len(cards)}")
     seen: dict[int, int] = {}
     for pos, c in enumerate(cards):
         if not isinstance(c, int) or not 0 <= c < N_CARDS:
             raise PasurInputError(f"invalid card {c!r} at position {pos}")
         if c in seen:
-            raise PasurInputError(
-                f"duplicate card {format_card(c)} at positions {seen[c]} and {pos}"
-            )
+            raise PasurInputError(f"duplicate card {format_card(c)} at positions {seen[c]} and {pos}")
         seen[c] = pos
+    if len(cards) != N_CARDS:
+        raise PasurInputError(f"a deck has 52 cards, got {len(cards)}")
     for pos in range(POOL_SIZE):
         if rank(cards[pos]) == JACK:
             raise PasurInputError(

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from pasur import __version__
-from pasur.agents import AGENT_NAMES, GameAborted, make_agent, play_game
+from pasur.agents import AGENT_NAMES, ExactAgent, GameAborted, make_agent, play_game
 from pasur.cards import JACK_MASK, NamedDeck, clubs_in, format_cards, parse_deck, random_deck, read_deck_file
 from pasur.errors import PasurInputError
 from pasur.gamelog import GameLog
@@ -159,8 +159,19 @@ def play(
     nd = one_deck(select_decks(deck, deck_file, seed, deck_id), "play")
     a = make_agent(alex, seed=agent_seed)
     b = make_agent(bob, seed=None if agent_seed is None else agent_seed + 1)
+    for agent in (a, b):
+        if isinstance(agent, ExactAgent):  # solve up front, with a spinner, not silently mid-game
+            with err.status(f"solving deck {nd.id} for the exact agent"):
+                agent.solver(nd.deck).value(GameState.initial(nd.deck))
+    show_moves = None
+    if "human" in (alex, bob):
+        names = {0: f"Alex ({alex})", 1: f"Bob ({bob})"}
+
+        def show_moves(state: GameState, action) -> None:
+            typer.echo(f"  -> {names[state.player]}: {action.describe(unicode=not ascii_cards)}")
+
     try:
-        log = play_game(nd.deck, a, b)
+        log = play_game(nd.deck, a, b, on_move=show_moves)
     except GameAborted as e:
         err.print(f"game aborted: {e}", highlight=False)
         raise typer.Exit(1) from None
