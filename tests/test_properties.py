@@ -88,9 +88,10 @@ def assert_transition(s: GameState, a: Action, t: GameState) -> None:
         assert t.hands == (s.deck.hand_mask(ALEX, t.round), s.deck.hand_mask(BOB, t.round))
     else:
         assert t.is_terminal
+        assert t.surs == s.surs  # no Sur in round 5, and the final sweep is not one
         if t.last_capturer is not None:
             assert t.pool == 0
-            assert t.surs == (s.surs if a.is_lay else t.surs)  # the sweep adds no Sur
+            assert t.piles[t.last_capturer] & s.pool & ~a.captured == s.pool & ~a.captured
 
 
 def random_line(s: GameState, rng: random.Random, until=lambda s: s.is_terminal) -> GameState:
@@ -225,11 +226,11 @@ def test_reference_value_bounds_random_lines_from_round_4(deck_seed: int, play_s
 
 
 @settings(max_examples=25, deadline=None)
-@given(deck_seed=SEEDS, play_seed=SEEDS, extra=st.integers(min_value=0, max_value=10))
+@given(deck_seed=SEEDS, play_seed=SEEDS, extra=st.integers(min_value=0, max_value=9))
 def test_reference_value_equals_plain_minimax_late_in_the_game(deck_seed: int, play_seed: int, extra: int) -> None:
-    # From round 4 turn 5 .. round 5 turn 7: small enough for a minimax with no memo at all.
+    # From round 4 turn 6 .. round 5 turn 7: small enough for a minimax with no memo at all.
     s, rng = late_position(deck_seed, play_seed, 4)
-    for _ in range(5 + extra):
+    for _ in range(6 + extra):
         s = s.apply(rng.choice(s.legal_actions()))
     solver = ReferenceSolver(s.deck)
     assert solver.value(s) == minimax(s)

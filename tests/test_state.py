@@ -126,6 +126,23 @@ def test_next_round_keeps_the_pool_and_deals_new_hands() -> None:
     after.check()
 
 
+def test_apply_is_play_then_end_round() -> None:
+    d = Deck.from_seed(4)
+    rng = random.Random(4)
+    s = GameState.initial(d)
+    while not s.is_terminal:
+        a = rng.choice(s.legal_actions())
+        played = s.play(a)
+        assert played.turn == s.turn + 1 and played.round == s.round
+        if played.turn == 8:
+            assert s.apply(a) == played.end_round()
+        else:
+            assert s.apply(a) == played
+            with pytest.raises(ValueError, match="not over"):
+                played.end_round()
+        s = s.apply(a)
+
+
 def test_stage_names() -> None:
     s = GameState.initial(Deck.from_seed(0))
     stages = []
