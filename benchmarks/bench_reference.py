@@ -36,8 +36,13 @@ def _one(deck_text: str, repeat: int) -> dict:
         value, solver = solve_deck(deck)
         times.append(time.perf_counter() - t0)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"value": value, "states": solver.n_states, "median_s": statistics.median(times),
-            "min_s": min(times), "peak_mib": peak_mib}
+    return {
+        "value": value,
+        "states": solver.n_states,
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "peak_mib": peak_mib,
+    }
 
 
 def main() -> None:
@@ -53,17 +58,26 @@ def main() -> None:
     from pasur.cards import read_deck_file
 
     decks = read_deck_file(args.deck_file)
-    print(f"reference solver, {date.today()}, {platform.processor() or platform.machine()}, "
-          f"Python {platform.python_version()}, repeat {args.repeat}\n")
+    print(
+        f"reference solver, {date.today()}, {platform.processor() or platform.machine()}, "
+        f"Python {platform.python_version()}, repeat {args.repeat}\n"
+    )
     print("| deck | value | known | states | median s | min s | peak RSS MiB |")
     print("|---|---|---|---|---|---|---|")
     for nd in decks:
-        out = subprocess.run([sys.executable, __file__, "--one", str(nd.deck), "--repeat", str(args.repeat)],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, __file__, "--one", str(nd.deck), "--repeat", str(args.repeat)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         r = json.loads(out.stdout)
         known = "" if nd.value is None else f"{nd.value:+g}"
-        print(f"| {nd.id} | {r['value']:+d} | {known} | {r['states']:,} | {r['median_s']:.2f} | {r['min_s']:.2f} "
-              f"| {r['peak_mib']:.0f} |", flush=True)
+        print(
+            f"| {nd.id} | {r['value']:+d} | {known} | {r['states']:,} | {r['median_s']:.2f} | {r['min_s']:.2f} "
+            f"| {r['peak_mib']:.0f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

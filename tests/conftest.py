@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, settings
 
 from pasur.cards import NamedDeck, parse_deck
 
-settings.register_profile("ci", derandomize=True, max_examples=60, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "ci", derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 

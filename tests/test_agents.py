@@ -99,8 +99,14 @@ def test_parse_choice_forms():
     assert parse_choice("kd", actions) == actions[2]
     assert parse_choice("7C 4H", actions) == actions[1]
     assert parse_choice("7♣ A♠ 3♦", actions) == actions[0]
-    for bad, msg in [("9", "no action number 9"), ("7C", "several actions"), ("2H", "not a card you can play"),
-                     ("7C 5H", "cannot take exactly"), ("ZZ", "unknown card"), ("", "empty")]:
+    for bad, msg in [
+        ("9", "no action number 9"),
+        ("7C", "several actions"),
+        ("2H", "not a card you can play"),
+        ("7C 5H", "cannot take exactly"),
+        ("ZZ", "unknown card"),
+        ("", "empty"),
+    ]:
         with pytest.raises(PasurInputError, match=msg):
             parse_choice(bad, actions)
 

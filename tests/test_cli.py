@@ -80,8 +80,10 @@ def test_play_human_from_stdin():
 BAD = [
     (["solve", "--deck", "5S 9H XX"], "unknown card 'XX'"),
     (["solve", "--deck", " ".join(["AC"] * 52)], "duplicate card AC at positions 0 and 1"),
-    (["solve", "--deck", "JC " + " ".join(str(Deck.from_seed(1)).replace("JC ", "").split())],
-     "Jack JC in the initial pool"),
+    (
+        ["solve", "--deck", "JC " + " ".join(str(Deck.from_seed(1)).replace("JC ", "").split())],
+        "Jack JC in the initial pool",
+    ),
     (["solve", "--deck", " ".join(str(Deck.from_seed(1)).split()[:51])], "a deck has 52 cards, got 51; missing"),
     (["solve", "--deck-file", "/nonexistent/decks.txt"], "deck file not found"),
     (["solve", "--seed", "1", "--deck", "AC"], "give only one of --deck, --seed"),

@@ -128,7 +128,10 @@ def deal(
 @app.command()
 @user_errors
 def show(
-    deck: DeckOpt = None, deck_file: DeckFileOpt = None, seed: SeedOpt = None, deck_id: DeckIdOpt = None,
+    deck: DeckOpt = None,
+    deck_file: DeckFileOpt = None,
+    seed: SeedOpt = None,
+    deck_id: DeckIdOpt = None,
     ascii_cards: AsciiOpt = False,
 ) -> None:
     """Render a deck's deal: the initial pool and both hands of every round."""
@@ -149,7 +152,10 @@ def show(
 def play(
     alex: Annotated[str, typer.Option("--alex", help=f"Alex's agent: {', '.join(AGENT_NAMES)}.")] = "greedy",
     bob: Annotated[str, typer.Option("--bob", help=f"Bob's agent: {', '.join(AGENT_NAMES)}.")] = "random",
-    deck: DeckOpt = None, deck_file: DeckFileOpt = None, seed: SeedOpt = None, deck_id: DeckIdOpt = None,
+    deck: DeckOpt = None,
+    deck_file: DeckFileOpt = None,
+    seed: SeedOpt = None,
+    deck_id: DeckIdOpt = None,
     agent_seed: Annotated[int | None, typer.Option("--agent-seed", help="Seed of random agents.")] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the log as a Markdown table.")] = False,
     as_json: JsonOpt = False,
@@ -212,7 +218,10 @@ def _solve_reference(nd: NamedDeck, progress: Progress | None) -> dict:
 @app.command()
 @user_errors
 def solve(
-    deck: DeckOpt = None, deck_file: DeckFileOpt = None, seed: SeedOpt = None, deck_id: DeckIdOpt = None,
+    deck: DeckOpt = None,
+    deck_file: DeckFileOpt = None,
+    seed: SeedOpt = None,
+    deck_id: DeckIdOpt = None,
     method: Annotated[str, typer.Option("--method", help=f"Solver: {', '.join(METHODS)} (exact memoized minimax).")] = (
         "reference"
     ),
@@ -225,8 +234,14 @@ def solve(
         raise PasurInputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
     decks = select_decks(deck, deck_file, seed, deck_id)
     results = []
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=err,
-                  transient=True, disable=quiet) as progress:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=quiet,
+    ) as progress:
         overall = progress.add_task("decks", total=len(decks)) if len(decks) > 1 else None
         for nd in decks:
             results.append(_solve_reference(nd, None if quiet else progress))

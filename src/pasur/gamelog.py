@@ -200,4 +200,3 @@ class GameLog:
         except (json.JSONDecodeError, KeyError, TypeError, PasurInputError) as e:
             raise PasurInputError(f"not a game log: {e}") from None
         return cls.replay(deck, actions)
-

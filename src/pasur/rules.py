@@ -120,9 +120,4 @@ def legal_actions(hand: int, pool: int) -> list[Action]:
 
 def is_sur(action: Action, pool: int, round_: int, *, final_round: int = 5) -> bool:
     """A capture that empties the pool, not made with a Jack, before the final round."""
-    return (
-        action.captured != 0
-        and action.captured == pool
-        and rank(action.card) != JACK
-        and round_ < final_round
-    )
+    return action.captured != 0 and action.captured == pool and rank(action.card) != JACK and round_ < final_round
