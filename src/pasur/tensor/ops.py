@@ -1,0 +1,93 @@
+"""Small tensor kernels of the paper, device-agnostic.
+
+Notation of the paper: ``a ⊗ b`` is ``a.repeat_interleave(b)``; ``a ⊗_{bsz} rpt`` is
+:func:`repeat_blocks`. Bit masks of cards are ``int64`` tensors (bit ``i`` = card ``i``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+_POPCOUNT8 = torch.tensor([bin(i).count("1") for i in range(256)], dtype=torch.int8)
+
+
+def repeat_blocks(t_org: torch.Tensor, t_bsz: torch.Tensor, t_rpt: torch.Tensor) -> torch.Tensor:
+    """RepeatBlocks (paper appendix, CodeSnippet 13, with its missing cumsum restored).
+
+    ``t_org`` is cut into consecutive blocks of sizes ``t_bsz``; block ``i`` is repeated
+    ``t_rpt[i]`` times. Returns the gathered tensor.
+
+    >>> repeat_blocks(torch.arange(1, 7), torch.tensor([2, 3, 1]), torch.tensor([1, 3, 2])).tolist()
+    [1, 2, 3, 4, 5, 3, 4, 5, 3, 4, 5, 6, 6]
+    """
+    return t_org[repeat_blocks_index(t_bsz, t_rpt)]
+
+
+def repeat_blocks_index(t_bsz: torch.Tensor, t_rpt: torch.Tensor) -> torch.Tensor:
+    """The gather index of :func:`repeat_blocks` (``t_idx`` in the paper)."""
+    dev = t_bsz.device
+    t_bsz, t_rpt = t_bsz.long(), t_rpt.long()
+    starts = torch.cumsum(t_bsz, 0) - t_bsz  # start of each block in t_org
+    t_bgn = starts.repeat_interleave(t_rpt)
+    t_bls = t_bsz.repeat_interleave(t_rpt)  # length of each repeated block
+    total = int(t_bls.sum())
+    t_blk = t_bgn.repeat_interleave(t_bls, output_size=total)
+    t_csm = (torch.cumsum(t_bls, 0) - t_bls).repeat_interleave(t_bls, output_size=total)
+    return torch.arange(total, device=dev) - t_csm + t_blk
+
+
+def inverse_unique(t_cnt: torch.Tensor, t_inx: torch.Tensor) -> torch.Tensor:
+    """InverseUnique (CodeSnippet 3): rows of a per-unique-row ragged list, for every original row.
+
+    ``t_cnt[u]`` items belong to unique row ``u`` (stored consecutively); original row ``i`` is
+    unique row ``t_inx[i]``. Returns, for the items of all original rows in order, their index in
+    the unique list.
+
+    >>> inverse_unique(torch.tensor([2, 3]), torch.tensor([1, 0, 0])).tolist()
+    [2, 3, 4, 0, 1, 0, 1]
+    """
+    t_cnt = t_cnt.long()
+    t_cms = torch.cumsum(t_cnt, 0) - t_cnt
+    t_bgn = t_cms[t_inx]
+    t_len = t_cnt[t_inx]
+    total = int(t_len.sum())
+    t_lns = torch.cumsum(t_len, 0)
+    t_ofs = torch.arange(total, device=t_cnt.device) - (t_lns - t_len).repeat_interleave(t_len, output_size=total)
+    return t_bgn.repeat_interleave(t_len, output_size=total) + t_ofs
+
+
+def popcount(x: torch.Tensor) -> torch.Tensor:
+    """Number of set bits of non-negative ``int64`` values (at most 63 bits), as ``int64``."""
+    lut = _POPCOUNT8.to(x.device)
+    out = torch.zeros_like(x)
+    for shift in range(0, 64, 8):
+        out += lut[(x >> shift) & 255].long()
+    return out
+
+
+def bits_at(x: torch.Tensor, cards: list[int]) -> torch.Tensor:
+    """``[N, len(cards)]`` bool: is each of ``cards`` in each mask of ``x``."""
+    pos = torch.tensor(cards, dtype=torch.int64, device=x.device)
+    return ((x.unsqueeze(-1) >> pos) & 1).bool()
+
+
+def unique_inverse(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sorted unique values of a 1-D tensor and, for each value, its index among them."""
+    uniq, inv = torch.unique(keys, sorted=True, return_inverse=True)
+    return uniq, inv
+
+
+def unique_rows(*cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Unique rows of several 1-D int64 columns (lexicographic), with the inverse map.
+
+    Folds the columns pairwise through dense ids, so that every step is a fast 1-D unique
+    (values of each column must be < 2**31 after the first)."""
+    ids = cols[0]
+    first_uniq, ids = unique_inverse(ids)
+    for c in cols[1:]:
+        _, ids = unique_inverse(ids * (int(c.max()) + 1 if c.numel() else 1) + c)
+    # representative row of each unique id
+    n = int(ids.max()) + 1 if ids.numel() else 0
+    rep = torch.full((n,), ids.numel(), dtype=torch.int64, device=ids.device)
+    rep.scatter_reduce_(0, ids, torch.arange(ids.numel(), device=ids.device), "amin")
+    return rep, ids
