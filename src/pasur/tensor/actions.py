@@ -139,8 +139,10 @@ def layer_actions(hand: torch.Tensor, pool: torch.Tensor, dealt: list[int], roun
             rows.append(r)
             cards.append(torch.full_like(r, c))
             caps.append(pool[r] & (NUMERIC_MASK | JACK_MASK))
-    for court, same_mask in ((QUEEN, sum(1 << (4 * QUEEN + s) for s in range(4))),
-                             (KING, sum(1 << (4 * KING + s) for s in range(4)))):
+    for court, same_mask in (
+        (QUEEN, sum(1 << (4 * QUEEN + s) for s in range(4))),
+        (KING, sum(1 << (4 * KING + s) for s in range(4))),
+    ):
         court_cards = [c for c in dealt if rank(c) == court]
         if court_cards:
             _court_actions(hand, pool, court_cards, same_mask, rows, cards, caps)

@@ -63,31 +63,3 @@ def popcount(x: torch.Tensor) -> torch.Tensor:
     for shift in range(0, 64, 8):
         out += lut[(x >> shift) & 255].long()
     return out
-
-
-def bits_at(x: torch.Tensor, cards: list[int]) -> torch.Tensor:
-    """``[N, len(cards)]`` bool: is each of ``cards`` in each mask of ``x``."""
-    pos = torch.tensor(cards, dtype=torch.int64, device=x.device)
-    return ((x.unsqueeze(-1) >> pos) & 1).bool()
-
-
-def unique_inverse(keys: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Sorted unique values of a 1-D tensor and, for each value, its index among them."""
-    uniq, inv = torch.unique(keys, sorted=True, return_inverse=True)
-    return uniq, inv
-
-
-def unique_rows(*cols: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Unique rows of several 1-D int64 columns (lexicographic), with the inverse map.
-
-    Folds the columns pairwise through dense ids, so that every step is a fast 1-D unique
-    (values of each column must be < 2**31 after the first)."""
-    ids = cols[0]
-    first_uniq, ids = unique_inverse(ids)
-    for c in cols[1:]:
-        _, ids = unique_inverse(ids * (int(c.max()) + 1 if c.numel() else 1) + c)
-    # representative row of each unique id
-    n = int(ids.max()) + 1 if ids.numel() else 0
-    rep = torch.full((n,), ids.numel(), dtype=torch.int64, device=ids.device)
-    rep.scatter_reduce_(0, ids, torch.arange(ids.numel(), device=ids.device), "amin")
-    return rep, ids

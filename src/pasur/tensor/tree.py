@@ -36,6 +36,7 @@ from typing import Literal
 import torch
 
 from pasur.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, N_ROUNDS, POINT_CARDS_MASK, card_points
+from pasur.rules import Action
 from pasur.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
 from pasur.tensor.actions import layer_actions
 from pasur.tensor.memory import MemoryGuard
@@ -153,6 +154,31 @@ class GameTree:
     def n_nodes(self) -> int:
         return sum(rt.n_nodes(t) for rt in self.rounds for t in rt.turns)
 
+    def path_to(self, r: int, t: int, node: int) -> list[Action]:
+        """The actions of one line from the start state to ``node`` at (round ``r``, turn ``t``)
+        (in compact mode a node may have several; this is the first found). For checks and
+        debugging: each step scans a layer."""
+        actions: list[Action] = []
+        while True:
+            rt = self.round(r)
+            if t == rt.start_turn:
+                if r == self.start.round:
+                    return actions[::-1]
+                node, r, t = int(torch.nonzero(self.round(r - 1).link == node)[0]), r - 1, TURNS_PER_ROUND
+                continue
+            parent, child, gt_edge = rt.edges(t - 1)
+            e = int(torch.nonzero(child == node)[0])
+            layer, g = rt.gt[t - 1], int(gt_edge[e])
+            actions.append(Action(int(layer.card[g]), int(layer.captured[g])))
+            node, t = int(parent[e]), t - 1
+
+    def out_actions(self, r: int, t: int, node: int) -> list[Action]:
+        """The actions on the edges out of ``node``, in edge order."""
+        rt = self.round(r)
+        parent, _, gt_edge = rt.edges(t)
+        layer = rt.gt[t]
+        return [Action(int(layer.card[g]), int(layer.captured[g])) for g in gt_edge[parent == node].tolist()]
+
 
 # ---------------------------------------------------------------------------------------
 # building
@@ -261,9 +287,7 @@ class TreeBuilder:
         for r in range(start.round, N_ROUNDS):
             if r > start.round:
                 dealt = [list(start.deck.hand(p, r)) for p in range(2)]
-                frontier.hands = [
-                    torch.full_like(frontier.pool, start.deck.hand_mask(p, r)) for p in range(2)
-                ]
+                frontier.hands = [torch.full_like(frontier.pool, start.deck.hand_mask(p, r)) for p in range(2)]
             rt, frontier, scores, root_fgm = self._build_round(r, turn, dealt, frontier, scores, root_fgm)
             rounds.append(rt)
             turn = 0
@@ -448,7 +472,7 @@ class TreeBuilder:
         rows = torch.arange(gme.shape[0], device=gme.device)
         cpos = pos[card]
         gme[rows, 0, cpos] = torch.where(is_cap, 0, 3).to(torch.int8)
-        gme[:, 0, :] *= (1 - cap_rows)
+        gme[:, 0, :] *= 1 - cap_rows
         gme[rows, 1 + p, cpos] += i_trn + 1
         gme[:, 1 + p, :] += (10 * (i_trn + 1)) * cap_rows
 
@@ -476,4 +500,3 @@ def build_tree(
 ) -> GameTree:
     """Build the open-hand game tree from ``start`` (usually ``GameState.initial(deck)``)."""
     return TreeBuilder(mode, device, history=history, memory_limit=memory_limit, progress=progress).build(start)
-

@@ -1,0 +1,314 @@
+"""The tensor engine against the scalar engine and the reference solver, on small games.
+
+Small games are the last one or two rounds of several decks, reached by random play, and
+mid-round positions. Every check is exact (values are integers or exact rationals in float).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from helpers import position
+from pasur.cards import Deck, mask_of, parse_card
+from pasur.reference import ReferenceSolver, banked_diff, club_key, future_key
+from pasur.rules import legal_actions
+from pasur.state import ALEX, TURNS_PER_ROUND, GameState
+from pasur.tensor.actions import layer_actions, numeric_subsets
+from pasur.tensor.exact import (
+    best_response,
+    exploitability,
+    pure_strategy,
+    solve_exact,
+    strategy_value,
+    uniform_strategy,
+)
+from pasur.tensor.infoset import infoset_tensor
+from pasur.tensor.memory import TreeTooLargeError
+from pasur.tensor.ops import popcount
+from pasur.tensor.tree import build_tree
+
+MODES = ("paper", "compact")
+# (seed, round, turn) of small games: last round, last two rounds, and mid-round positions
+SMALL = [(s, 5, 0) for s in range(4)] + [(s, 4, 4) for s in range(4, 7)] + [(7, 5, 3), (8, 4, 0)]
+
+
+# -- scalar oracles -------------------------------------------------------------------------
+
+
+def replay(start: GameState, actions) -> GameState:
+    """The state after ``actions``; the last card of round 5 is played without the final sweep,
+    matching the tensor tree's terminal layer."""
+    s = start
+    for i, a in enumerate(actions):
+        last = i == len(actions) - 1
+        s = s.play(a) if last and s.round == 5 and s.turn == TURNS_PER_ROUND - 1 else s.apply(a)
+    return s
+
+
+def scalar_layer_counts(start: GameState, mode: str) -> list[int]:
+    """Nodes per layer, counted with the scalar engine under each mode's node identity."""
+
+    def inherited(s: GameState):
+        return club_key(s.clubs), s.last_capturer
+
+    if mode == "compact":
+
+        def key(s, root, hist):
+            return (s.hands, s.pool, club_key(s.clubs), s.last_capturer)
+    else:
+
+        def key(s, root, hist):
+            return (root, hist)
+
+    counts = []
+    layer = {key(start, (start.pool, inherited(start)), ()): (start, (start.pool, inherited(start)), ())}
+    while True:
+        counts.append(len(layer))
+        nxt = {}
+        for s, root, hist in layer.values():
+            if s.turn == TURNS_PER_ROUND:  # end of round: deal, merge roots by (pool, inherited score)
+                if s.round == 5:
+                    return counts
+                c = s.end_round()
+                r = (c.pool, inherited(c))
+                nxt[key(c, r, ())] = (c, r, ())
+                continue
+            for a in s.legal_actions():
+                c = s.play(a)
+                h = (*hist, (a.card, a.captured))
+                nxt[key(c, root, h)] = (c, root, h)
+        layer = nxt
+
+
+def scalar_expectation(s: GameState, player: int | None) -> float:
+    """Future value when ``player`` best-responds (None: nobody) and the other plays uniformly."""
+    if s.is_terminal:
+        return 0.0
+    base = banked_diff(s)
+    vals = []
+    for a in s.legal_actions():
+        c = s.apply(a)
+        end = c.utility() - banked_diff(c) if c.is_terminal else 0
+        vals.append(banked_diff(c) - base + end + scalar_expectation(c, player))
+    if player is not None and s.player == player:
+        return max(vals) if player == ALEX else min(vals)
+    return sum(vals) / len(vals)
+
+
+# -- kernels --------------------------------------------------------------------------------
+
+
+def test_numeric_subsets_are_the_papers_2764():
+    subs = numeric_subsets()
+    assert len(subs) == 2764 and len(set(subs)) == 2764
+    sizes = {}
+    for s in subs:
+        cards = [c for c in range(40) if s >> c & 1]
+        assert sum(c // 4 + 1 for c in cards) == 11
+        sizes[len(cards)] = sizes.get(len(cards), 0) + 1
+    assert sizes == {2: 80, 3: 440, 4: 976, 5: 920, 6: 320, 7: 28}
+
+
+def test_popcount():
+    xs = [0, 1, 2**52 - 1, 0b1011, 2**62 + 5]
+    assert popcount(torch.tensor(xs)).tolist() == [bin(x).count("1") for x in xs]
+
+
+def test_layer_actions_match_scalar_rules_row_by_row():
+    rng = random.Random(0)
+    for trial in range(40):
+        cards = list(range(52))
+        rng.shuffle(cards)
+        dealt = cards[:4]
+        hands, pools = [], []
+        for _ in range(25):  # a batch of rows sharing the mover's dealt cards
+            k = rng.randint(1, 4)
+            hand = mask_of(rng.sample(dealt, k))
+            laid = [c for c in dealt if not hand >> c & 1 and rng.random() < 0.5]
+            pools.append(mask_of(cards[4 : 4 + rng.randint(0, 12)] + laid))
+            hands.append(hand)
+        la = layer_actions(torch.tensor(hands), torch.tensor(pools), dealt, trial % 6)
+        got = list(zip(la.row.tolist(), la.card.tolist(), la.captured.tolist(), strict=True))
+        want = [
+            (i, a.card, a.captured)
+            for i, (h, p) in enumerate(zip(hands, pools, strict=True))
+            for a in legal_actions(h, p)
+        ]
+        assert got == want
+        assert la.brf.tolist() == [len(legal_actions(h, p)) for h, p in zip(hands, pools, strict=True)]
+
+
+def test_layer_actions_points_clubs_and_sur():
+    C = parse_card
+    # 7C takes the whole pool {4D}: a Sur (5) in round 2; no Sur in round 5. JH takes 4D but is no Sur.
+    la = layer_actions(
+        torch.tensor([mask_of([C("7C"), C("JH")])]), torch.tensor([mask_of([C("4D")])]), [C("7C"), C("JH")], 2
+    )
+    by_card = {c: (p, k) for c, p, k in zip(la.card.tolist(), la.points.tolist(), la.clubs.tolist(), strict=True)}
+    assert by_card[C("7C")] == (5, 1) and by_card[C("JH")] == (1, 0)
+    la5 = layer_actions(torch.tensor([mask_of([C("7C")])]), torch.tensor([mask_of([C("4D")])]), [C("7C")], 5)
+    assert la5.points.tolist() == [0]
+
+
+# -- the tree against the scalar engine ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("seed", "rnd", "turn"), SMALL)
+def test_nodes_per_layer_match_the_scalar_engine(mode, seed, rnd, turn):
+    s = position(seed, rnd, turn)
+    tree = build_tree(s, mode)
+    counts = [rt.n_nodes(t) for rt in tree.rounds for t in rt.turns]
+    assert counts == scalar_layer_counts(s, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("seed", "rnd", "turn"), SMALL[:5])
+def test_every_node_has_the_scalar_legal_actions_and_exact_value(mode, seed, rnd, turn):
+    s = position(seed, rnd, turn)
+    tree = build_tree(s, mode)
+    sol = solve_exact(tree)
+    ref = ReferenceSolver(s.deck)
+    for rt in tree.rounds:
+        for t in rt.turns:
+            n = rt.n_nodes(t)
+            for node in range(0, n, max(1, n // 40)):  # about 40 nodes per layer
+                state = replay(s, tree.path_to(rt.round, t, node))
+                value = float(sol.values[(rt.round, t)][node])
+                if rt.round == 5 and t == TURNS_PER_ROUND:  # terminal: the sweep and bonus to come
+                    assert value == state.end_round().utility() - banked_diff(state)
+                    continue
+                if t < TURNS_PER_ROUND:  # (at turn 8, replay has already dealt the next round)
+                    assert tree.out_actions(rt.round, t, node) == state.legal_actions()
+                assert value == ref.value(state) - banked_diff(state)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("seed", "rnd", "turn"), SMALL)
+def test_root_value_equals_the_reference_solver(mode, seed, rnd, turn):
+    s = position(seed, rnd, turn)
+    assert solve_exact(build_tree(s, mode)).game_value() == ReferenceSolver(s.deck).value(s)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("seed", "rnd", "turn"), [(0, 5, 0), (3, 5, 0), (5, 4, 4), (6, 4, 4)])
+def test_expectations_and_best_responses_match_scalar(mode, seed, rnd, turn):
+    """Uniform play and best responses to it: catches edges wired to the wrong parent or
+    terminal values given to the wrong node, which minimax alone can miss."""
+    s = position(seed, rnd, turn)
+    tree = build_tree(s, mode)
+    uni = uniform_strategy(tree)
+    assert strategy_value(tree, uni) == pytest.approx(scalar_expectation(s, None), abs=1e-4)
+    br_a = best_response(tree, uni, 0).root_value
+    br_b = best_response(tree, uni, 1).root_value
+    assert br_a == pytest.approx(scalar_expectation(s, 0), abs=1e-4)
+    assert br_b == pytest.approx(scalar_expectation(s, 1), abs=1e-4)
+    assert exploitability(tree, uni) == pytest.approx(br_a - br_b, abs=1e-4) and br_a - br_b > 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_optimal_strategy_has_zero_exploitability_and_follows_the_reference_line(mode):
+    s = position(2, 4, 0)
+    tree = build_tree(s, mode)
+    sol = solve_exact(tree)
+    assert exploitability(tree, pure_strategy(sol)) == 0.0
+    # the tensor's optimal line is the reference solver's (same tie-break)
+    ref = ReferenceSolver(s.deck)
+    line = ref.optimal_line(s)
+    node, state = 0, s
+    for a in line:
+        rt = tree.round(state.round)
+        t = state.turn
+        parent, child, gt_edge = rt.edges(t)
+        best = int(sol.best_edge[(rt.round, t)][node])
+        layer = rt.gt[t]
+        assert (int(layer.card[best]), int(layer.captured[best])) == (a.card, a.captured)
+        e = int(torch.nonzero((parent == node) & (gt_edge == best))[0])
+        node = int(child[e])
+        state = state.apply(a)
+        if state.turn == 0 and not state.is_terminal:  # crossed into the next round
+            node = int(rt.link[node])
+
+
+def test_paper_and_compact_agree_on_every_small_game():
+    for seed, rnd, turn in SMALL:
+        s = position(seed, rnd, turn)
+        paper, compact = (build_tree(s, m) for m in MODES)
+        assert solve_exact(paper).root_value == solve_exact(compact).root_value
+        assert compact.n_nodes <= paper.n_nodes
+
+
+def test_tree_from_the_initial_state_of_a_full_deck(reference_decks):
+    for nd in reference_decks:
+        tree = build_tree(GameState.initial(nd.deck), "compact")
+        assert solve_exact(tree).game_value() == nd.value
+    # the paper tree of the two smaller reference decks (ref0's takes a few seconds: see the next test)
+    for nd in reference_decks[1:]:
+        assert solve_exact(build_tree(GameState.initial(nd.deck), "paper")).game_value() == nd.value
+
+
+def test_paper_tree_of_ref0(reference_decks):
+    nd = reference_decks[0]
+    tree = build_tree(GameState.initial(nd.deck), "paper", history=False)
+    assert tree.n_nodes == 19_122_819  # with the last capturer in the inherited score
+    assert solve_exact(tree, keep_values=False).game_value() == nd.value
+
+
+# -- infosets, memory, keys ----------------------------------------------------------------------
+
+
+def test_infoset_rows_decode_the_history():
+    C = parse_card
+    s = position(1, 2, 0)
+    tree = build_tree(s, "paper")
+    for node in range(tree.round(2).n_nodes(3)):
+        path = tree.path_to(2, 3, node)
+        row = infoset_tensor(tree, 2, 3)[node].tolist()
+        assert row[55:] == [2, 1, 0]  # round 2, turn pair 1, Alex just played
+        a0, b0, a1 = path  # Alex, Bob, Alex
+        assert row[a1.card] in ((2 if not a1.captured else 112),)
+        for c in range(52):
+            if s.deck.cards.index(c) >= 4 + 8 * 3:
+                assert row[c] == 0  # not dealt yet
+        state = replay(s, path)
+        for c in range(52):
+            if state.hands[0] >> c & 1:
+                assert row[c] == 100
+            if state.hands[1] >> c & 1:
+                assert row[c] == 105
+        ca, cb = s.clubs
+        assert row[52:55] == [
+            7 if ca >= 7 else 0 if cb >= 7 else ca,
+            7 if cb >= 7 else 0 if ca >= 7 else cb,
+            0 if s.last_capturer is None else s.last_capturer + 1,
+        ]
+    del C
+
+
+def test_infosets_need_the_paper_tree():
+    tree = build_tree(position(1, 5, 0), "compact")
+    with pytest.raises(ValueError, match="paper tree"):
+        infoset_tensor(tree, 5, 1)
+
+
+def test_memory_limit_stops_with_a_clear_message():
+    s = GameState.initial(Deck.from_seed(3))
+    with pytest.raises(TreeTooLargeError, match=r"round \d, turn \d: .* over the limit of 0.00 GiB"):
+        build_tree(s, "paper", memory_limit=1000)
+
+
+def test_compact_keys_are_the_reference_solvers_states():
+    s = position(0, 5, 0)
+    tree = build_tree(s, "compact")
+    keys = set()
+    stack = [s]
+    while stack:
+        x = stack.pop()
+        if x.is_terminal or future_key(x) in keys:
+            continue
+        keys.add(future_key(x))
+        stack.extend(x.apply(a) for a in x.legal_actions())
+    assert sum(tree.round(5).n_nodes(t) for t in range(8)) == len(keys)
