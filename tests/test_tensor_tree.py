@@ -25,6 +25,7 @@ from pasur.tensor.exact import (
     strategy_value,
     uniform_strategy,
 )
+from pasur.tensor.gme import compress_gme, replay_gme
 from pasur.tensor.infoset import infoset_tensor
 from pasur.tensor.memory import TreeTooLargeError
 from pasur.tensor.ops import popcount
@@ -252,7 +253,7 @@ def test_tree_from_the_initial_state_of_a_full_deck(reference_decks):
 
 def test_paper_tree_of_ref0(reference_decks):
     nd = reference_decks[0]
-    tree = build_tree(GameState.initial(nd.deck), "paper", history=False)
+    tree = build_tree(GameState.initial(nd.deck), "paper", infosets=False)
     assert tree.n_nodes == 19_122_819  # with the last capturer in the inherited score
     assert solve_exact(tree, keep_values=False).game_value() == nd.value
 
@@ -268,7 +269,7 @@ def test_infoset_rows_decode_the_history():
         path = tree.path_to(2, 3, node)
         row = infoset_tensor(tree, 2, 3)[node].tolist()
         assert row[55:] == [2, 1, 0]  # round 2, turn pair 1, Alex just played
-        a0, b0, a1 = path  # Alex, Bob, Alex
+        a1 = path[2]  # Alex, Bob, Alex: the last card is Alex's
         assert row[a1.card] in ((2 if not a1.captured else 112),)
         for c in range(52):
             if s.deck.cards.index(c) >= 4 + 8 * 3:
@@ -286,6 +287,16 @@ def test_infoset_rows_decode_the_history():
             0 if s.last_capturer is None else s.last_capturer + 1,
         ]
     del C
+
+
+@pytest.mark.parametrize(("seed", "rnd", "turn"), [(1, 2, 0), (5, 4, 4), (8, 4, 0)])
+def test_incremental_cmp_equals_the_papers_gme_compression(seed, rnd, turn):
+    """t_cmp kept by the builder == CodeSnippet 6 applied to t_gme replayed with CodeSnippet 1."""
+    tree = build_tree(position(seed, rnd, turn), "paper")
+    for rt in tree.rounds:
+        for t, gme in replay_gme(tree, rt.round):
+            assert torch.equal(compress_gme(gme), rt.gt[t].cmp), (rt.round, t)
+            assert gme.shape == (rt.gt[t].n, 3, len(rt.inp))
 
 
 def test_infosets_need_the_paper_tree():

@@ -60,6 +60,12 @@ def numeric_subsets() -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
+@lru_cache(maxsize=4096)
+def _candidate_subsets(dealt_mask: int, in_play: int) -> tuple[int, ...]:
+    """The subsets that can be a capture here: inside the in-play cards, one of them dealt to the mover."""
+    return tuple(s for s in numeric_subsets() if s & dealt_mask and not s & ~in_play)
+
+
 def _mask_tensor(masks, device) -> torch.Tensor:
     return torch.tensor(list(masks), dtype=torch.int64, device=device)
 
@@ -98,9 +104,12 @@ def _court_actions(hand, pool, cards: list[int], same_rank_mask: int, rows_out, 
     del dev
 
 
-def layer_actions(hand: torch.Tensor, pool: torch.Tensor, dealt: list[int], round_: int) -> LayerActions:
+def layer_actions(
+    hand: torch.Tensor, pool: torch.Tensor, dealt: list[int], round_: int, in_play: int = (1 << 52) - 1
+) -> LayerActions:
     """All legal actions of rows (``hand``, ``pool``: int64 masks), where every hand is a
-    subset of the cards ``dealt`` to the mover this round (at most 4 cards)."""
+    subset of the cards ``dealt`` to the mover this round (at most 4 cards) and every hand and
+    pool a subset of ``in_play`` (the round's in-play cards: only subsets of them can be taken)."""
     dev = hand.device
     n = hand.shape[0]
     rows, cards, caps = [], [], []
@@ -108,7 +117,7 @@ def layer_actions(hand: torch.Tensor, pool: torch.Tensor, dealt: list[int], roun
     numeric = [c for c in dealt if c < 40]
     if numeric:
         dealt_mask = sum(1 << c for c in numeric)
-        subs = _mask_tensor((s for s in numeric_subsets() if s & dealt_mask), dev)
+        subs = _mask_tensor(_candidate_subsets(dealt_mask, in_play), dev)
         has_capture = torch.zeros((n, len(numeric)), dtype=torch.bool, device=dev)
         if subs.numel():
             chunk = max(1, PAIR_CHUNK // subs.numel())

@@ -34,7 +34,7 @@ def infoset_tensor(tree: GameTree, r: int, t: int) -> torch.Tensor:
     """``t_inf`` [Q, 58] int8 of the FGT nodes at (round ``r``, turn ``t``), ``t`` in 1..8."""
     rt = tree.round(r)
     if tree.mode != "paper" or rt.gt[t].cmp is None:
-        raise ValueError("infoset features need the paper tree built with history (t_gme)")
+        raise ValueError("infoset features need the paper tree built with infosets=True (t_cmp)")
     if not rt.start_turn < t <= 8:
         raise ValueError(f"turn {t}: infosets describe nodes after an action (turns {rt.start_turn + 1}..8)")
     dev = tree.device

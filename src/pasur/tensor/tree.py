@@ -39,6 +39,7 @@ from pasur.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, N_ROUNDS, POINT
 from pasur.rules import Action
 from pasur.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
 from pasur.tensor.actions import layer_actions
+from pasur.tensor.gme import initial_cmp, update_cmp
 from pasur.tensor.memory import MemoryGuard
 from pasur.tensor.ops import inverse_unique, popcount, repeat_blocks_index
 
@@ -93,6 +94,9 @@ class RoundTree:
     link: torch.Tensor | None = None
     #: terminal FGT node -> future value (final sweep + clubs bonus), round 5 only
     terminal_value: torch.Tensor | None = None
+    #: the round's root card states: pools [R] and the two hands (masks)
+    root_pools: torch.Tensor | None = None
+    root_hands: list[torch.Tensor] | None = None
     seconds: float = 0.0
 
     @property
@@ -192,7 +196,7 @@ class _Frontier:
     pool: torch.Tensor
     clubs: list[torch.Tensor]  # paper: clubs taken this round; compact: effective clubs (normalized)
     last: torch.Tensor  # paper: last capturer this round; compact: effective last capturer
-    gme: torch.Tensor | None = None  # t_gme [M, 3, m] int8 (paper mode with history)
+    cmp: torch.Tensor | None = None  # t_cmp [M, m] int8 (paper mode with infosets)
 
     @property
     def n(self) -> int:
@@ -204,7 +208,7 @@ class _Frontier:
             self.pool[idx],
             [c[idx] for c in self.clubs],
             self.last[idx],
-            None if self.gme is None else self.gme[idx],
+            None if self.cmp is None else self.cmp[idx],
         )
 
 
@@ -224,11 +228,9 @@ def _card_points(mask: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def _final_value(ca, cb, last, pool) -> torch.Tensor:
-    """Future value at the end of round 5: the sweep of ``pool`` to ``last`` and the clubs bonus,
-    from effective clubs ``ca``, ``cb`` (normalized) before the sweep."""
-    swept_clubs = popcount(pool & CLUB_MASK)
-    swept_points = _card_points(pool)
+def _final_value(ca, cb, last, swept_clubs, swept_points) -> torch.Tensor:
+    """Future value at the end of round 5: the sweep of the pool (its clubs and points) to
+    ``last`` and the clubs bonus, from effective clubs ``ca``, ``cb`` (normalized) before the sweep."""
     ca = ca + torch.where(last == 1, swept_clubs, 0)
     cb = cb + torch.where(last == 2, swept_clubs, 0)
     bonus = torch.where(ca >= CLUBS_FOR_BONUS, CLUBS_BONUS, torch.where(cb >= CLUBS_FOR_BONUS, -CLUBS_BONUS, 0))
@@ -244,7 +246,7 @@ class TreeBuilder:
         mode: Mode = "compact",
         device: str | torch.device = "cpu",
         *,
-        history: bool = True,
+        infosets: bool = True,
         memory_limit: int | None = None,
         progress=None,
     ) -> None:
@@ -252,7 +254,7 @@ class TreeBuilder:
             raise ValueError(f"unknown tree mode {mode!r} (choose from {', '.join(MODES)})")
         self.mode = mode
         self.device = torch.device(device)
-        self.history = history and mode == "paper"
+        self.history = infosets and mode == "paper"
         self.guard = MemoryGuard(memory_limit, self.device)
         self.progress = progress  # callable(round, turn, nodes) or None
 
@@ -310,8 +312,9 @@ class TreeBuilder:
         pos = torch.full((52,), -1, dtype=torch.int64, device=dev)
         pos[torch.tensor(inp, dtype=torch.int64, device=dev)] = torch.arange(len(inp), device=dev)
         inp_t = torch.tensor(inp, dtype=torch.int64, device=dev)
+        rt.root_pools, rt.root_hands = frontier.pool, [h[:1] for h in frontier.hands]
         if self.history:
-            frontier.gme = self._initial_gme(frontier, inp_t)
+            frontier.cmp = initial_cmp(frontier.hands, frontier.pool, inp_t)
         c_scr = None
         if self.mode == "paper":
             rt.fgm[start_turn] = root_fgm
@@ -321,7 +324,7 @@ class TreeBuilder:
             p = t & 1
             layer = GTLayer(n=frontier.n)
             if self.history:
-                layer.cmp = compress_gme(frontier.gme)
+                layer.cmp = frontier.cmp
             rt.gt[t] = layer
             hand = frontier.hands[p]
             # unique (hand, pool) rows: actions depend on nothing else
@@ -332,7 +335,7 @@ class TreeBuilder:
             ukeys, inv = torch.unique(keys, return_inverse=True)
             u_idx = torch.empty(ukeys.shape[0], dtype=torch.int64, device=dev)
             u_idx[inv] = torch.arange(inv.shape[0], device=dev)
-            la = layer_actions(hand[u_idx], frontier.pool[u_idx], dealt[p], r)
+            la = layer_actions(hand[u_idx], frontier.pool[u_idx], dealt[p], r, inp_mask)
             brf = la.brf[inv]
             n_children = int(brf.sum())
             n_fgm = int((c_scr * brf).sum()) if c_scr is not None else n_children
@@ -355,7 +358,7 @@ class TreeBuilder:
             child.last = torch.where(is_cap, p + 1, child.last)
             if self.history:
                 cap_rows = ((la.captured.unsqueeze(1) >> inp_t) & 1).to(torch.int8)[act]  # [E, m]
-                self._apply_gme(child.gme, card, cap_rows, is_cap, p, t // 2, pos)
+                update_cmp(child.cmp, pos[card], cap_rows, is_cap, p, t // 2)
             if self.mode == "compact":
                 child.clubs = list(_normalize_clubs(*child.clubs))
                 child, layer.child = self._merge(child, dealt)
@@ -375,7 +378,7 @@ class TreeBuilder:
 
         last_layer = GTLayer(n=frontier.n)
         if self.history:
-            last_layer.cmp = compress_gme(frontier.gme)
+            last_layer.cmp = frontier.cmp
         rt.gt[TURNS_PER_ROUND] = last_layer
         frontier, scores, root_fgm = self._end_round(rt, frontier)
         rt.seconds = time.perf_counter() - t_start
@@ -401,7 +404,10 @@ class TreeBuilder:
         r = rt.round
         if self.mode == "compact":
             if r == FINAL_ROUND:
-                rt.terminal_value = _final_value(frontier.clubs[0], frontier.clubs[1], frontier.last, frontier.pool)
+                pool = frontier.pool
+                rt.terminal_value = _final_value(
+                    frontier.clubs[0], frontier.clubs[1], frontier.last, popcount(pool & CLUB_MASK), _card_points(pool)
+                )
                 return frontier, None, None
             key_small = (frontier.clubs[0] << 5) | (frontier.clubs[1] << 2) | frontier.last
             _, pool_id = torch.unique(frontier.pool, return_inverse=True)
@@ -410,7 +416,6 @@ class TreeBuilder:
             first.scatter_reduce_(0, inv, torch.arange(inv.shape[0], device=dev), "amin")
             rt.link = inv.to(torch.int32)
             nxt = frontier.take(first)
-            nxt.gme = None
             return nxt, None, None
 
         # paper mode: new inherited score of every terminal FGT node, from unique (score, running) pairs
@@ -424,7 +429,8 @@ class TreeBuilder:
             ca = torch.where(flag == 2, 0, ca)
             cb = torch.where(flag == 1, 0, cb)
             last = torch.where(frontier.last[g] != NOBODY, frontier.last[g], sc[s, 3])
-            rt.terminal_value = _final_value(*_normalize_clubs(ca, cb), last, frontier.pool[g])
+            pool_clubs, pool_points = popcount(frontier.pool & CLUB_MASK), _card_points(frontier.pool)
+            rt.terminal_value = _final_value(*_normalize_clubs(ca, cb), last, pool_clubs[g], pool_points[g])
             return frontier, None, None
         # running score of the round, packed: clubs (< 16 each) and last capturer (< 4)
         run_key = frontier.clubs[0] | (frontier.clubs[1] << 4) | (frontier.last << 8)
@@ -456,47 +462,17 @@ class TreeBuilder:
         )
         return nxt, uscores.to(torch.int8), root_fgm
 
-    # -- t_gme (paper mode with history) ---------------------------------------------------
-    def _initial_gme(self, frontier: _Frontier, inp_t: torch.Tensor) -> torch.Tensor:
-        """Owner row: 1 Alex's hand, 2 Bob's hand, 3 pool, 0 elsewhere; history rows zero."""
-        gme = torch.zeros((frontier.n, 3, inp_t.shape[0]), dtype=torch.int8, device=inp_t.device)
-        for code, mask in ((1, frontier.hands[0]), (2, frontier.hands[1]), (3, frontier.pool)):
-            inside = ((mask.unsqueeze(1) >> inp_t) & 1).bool()
-            gme[:, 0, :][inside] = code
-        return gme
-
-    @staticmethod
-    def _apply_gme(gme, card, cap_rows, is_cap, p, i_trn, pos) -> None:
-        """ApplyActions (CodeSnippet 1, with its lay/capture mask corrected); ``cap_rows`` is the
-        action tensor's second row (captured cards) over the in-play columns."""
-        rows = torch.arange(gme.shape[0], device=gme.device)
-        cpos = pos[card]
-        gme[rows, 0, cpos] = torch.where(is_cap, 0, 3).to(torch.int8)
-        gme[:, 0, :] *= 1 - cap_rows
-        gme[rows, 1 + p, cpos] += i_trn + 1
-        gme[:, 1 + p, :] += (10 * (i_trn + 1)) * cap_rows
-
-
-def compress_gme(gme: torch.Tensor) -> torch.Tensor:
-    """The compressed game state ``t_cmp`` [M, m] int8 (CodeSnippet 6); codes in docs/paper-notes.md."""
-    owner = gme[:, 0, :]
-    cmp = gme[:, 1, :] - gme[:, 2, :]
-    gone_small = (owner == 0) & (cmp != 0) & (cmp.abs() < 5)
-    cmp = torch.where(gone_small, 110 + cmp, cmp)
-    cmp = torch.where((owner == 3) & (cmp == 0), 110, cmp)
-    cmp = torch.where((owner == 1) & (cmp == 0), 100, cmp)
-    cmp = torch.where((owner == 2) & (cmp == 0), 105, cmp)
-    return cmp.to(torch.int8)
-
 
 def build_tree(
     start: GameState,
     mode: Mode = "compact",
     device: str | torch.device = "cpu",
     *,
-    history: bool = True,
+    infosets: bool = True,
     memory_limit: int | None = None,
     progress=None,
 ) -> GameTree:
-    """Build the open-hand game tree from ``start`` (usually ``GameState.initial(deck)``)."""
-    return TreeBuilder(mode, device, history=history, memory_limit=memory_limit, progress=progress).build(start)
+    """Build the open-hand game tree from ``start`` (usually ``GameState.initial(deck)``).
+
+    ``infosets`` keeps ``t_cmp`` per layer in paper mode (for the infoset tensor)."""
+    return TreeBuilder(mode, device, infosets=infosets, memory_limit=memory_limit, progress=progress).build(start)
