@@ -12,7 +12,7 @@ $(VENV)/.installed: pyproject.toml scripts/bootstrap.sh
 
 ## The main job on a built-in example: deal a seeded deck, solve it exactly, show the optimal game.
 demo: setup
-	$(BIN)/pasur solve --seed $(SEED) --method reference
+	$(BIN)/pasur solve --seed $(SEED)
 
 ## The test suite (what CI runs): lint, then unit, property and doctests.
 test: setup

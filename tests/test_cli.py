@@ -43,7 +43,7 @@ def test_show_renders_the_deal():
 
 def test_solve_json_of_a_reference_deck(reference_decks, tmp_path):
     nd = reference_decks[2]
-    r = run("solve", "--deck", str(nd.deck), "--json", "--quiet")
+    r = run("solve", "--deck", str(nd.deck), "--method", "reference", "--json", "--quiet")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["value"] == nd.value and out["method"] == "reference"
@@ -107,3 +107,50 @@ def test_bad_line_in_deck_file_names_file_and_line(tmp_path):
     f.write_text(f"# two decks\n{Deck.from_seed(1)}\n{str(Deck.from_seed(2)).replace('KS', 'KX')}\n")
     r = run("solve", "--deck-file", str(f))
     assert r.exit_code == 2 and f"{f}:3: " in r.stderr and "KX" in r.stderr
+
+
+@pytest.mark.parametrize("tree", ["compact", "paper"])
+def test_solve_exact_on_the_tensor_tree(reference_decks, tree):
+    nd = reference_decks[2]
+    r = run("solve", "--deck", str(nd.deck), "--method", "exact", "--tree", tree, "--json", "--quiet")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["value"] == nd.value and out["tree"] == tree and out["device"] == "cpu"
+    assert out["points"][0] - out["points"][1] == nd.value  # the optimal line replays to the value
+    assert out["states"] > 0 and out["tree_bytes"] > 0
+
+
+def test_exact_and_reference_lines_agree(reference_decks):
+    nd = reference_decks[1]
+    a = json.loads(run("solve", "--deck", str(nd.deck), "--method", "exact", "--json", "-q").stdout)
+    b = json.loads(run("solve", "--deck", str(nd.deck), "--method", "reference", "--json", "-q").stdout)
+    assert a["optimal_line"] == b["optimal_line"] and a["value"] == b["value"] == nd.value
+
+
+def test_tree_stats_reports_both_modes():
+    r = run("tree-stats", "--seed", "4", "--json", "--quiet")
+    assert r.exit_code == 0, r.output
+    compact, paper = json.loads(r.stdout)
+    assert (compact["tree"], paper["tree"]) == ("compact", "paper")
+    assert compact["nodes"] == sum(x["nodes"] for x in compact["layers"]) < paper["nodes"]
+    assert [x["turn"] for x in paper["layers"][:9]] == list(range(9))
+    text = run("tree-stats", "--seed", "4", "--tree", "compact", "--quiet").stdout
+    assert "compact tree on cpu" in text and "round 5" not in text and text.count("\n5 ") == 1
+
+
+TENSOR_BAD = [
+    (["solve", "--seed", "1", "--device", "cuda"], "no CUDA device"),
+    (["solve", "--seed", "1", "--device", "tpu"], "unknown device 'tpu'"),
+    (["solve", "--seed", "1", "--tree", "huge"], "unknown tree mode 'huge'"),
+    (["solve", "--seed", "1", "--memory-limit", "-1"], "--memory-limit must be positive"),
+    (["solve", "--seed", "1", "--tree", "paper", "--memory-limit", "0.001"], "over the limit of 0.00 GiB"),
+    (["tree-stats", "--seed", "1", "--tree", "flat"], "unknown tree mode 'flat'"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), TENSOR_BAD, ids=[m for _, m in TENSOR_BAD])
+def test_tensor_options_errors(args, message):
+    r = run(*args)
+    assert r.exit_code == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], r.stderr

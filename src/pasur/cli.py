@@ -34,7 +34,8 @@ app = typer.Typer(
 )
 err = Console(stderr=True)
 
-METHODS = ("reference",)
+METHODS = ("exact", "reference")
+TREES = ("compact", "paper")
 
 DeckOpt = Annotated[str | None, typer.Option("--deck", help="A deck: 52 cards such as 'TD 5S QC ...'.")]
 DeckFileOpt = Annotated[
@@ -44,6 +45,40 @@ SeedOpt = Annotated[int | None, typer.Option("--seed", help="Deal a random valid
 DeckIdOpt = Annotated[str | None, typer.Option("--deck-id", help="With --deck-file: only the deck with this id.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON summary instead of tables.")]
 AsciiOpt = Annotated[bool, typer.Option("--ascii", help="Cards as 'TD' instead of '10♦'.")]
+TreeOpt = Annotated[str, typer.Option("--tree", help="Tree mode: compact (lossless state merging) or paper.")]
+DeviceOpt = Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:N or auto.")]
+MemOpt = Annotated[
+    float | None, typer.Option("--memory-limit", help="GiB the tree may use (default: what the device has free).")
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
+
+
+def _tree_options(tree: str, device: str, memory_limit: float | None):
+    from pasur.tensor.device import resolve_device
+
+    if tree not in TREES:
+        raise PasurInputError(f"unknown tree mode {tree!r} (choose from {', '.join(TREES)})")
+    if memory_limit is not None and memory_limit <= 0:
+        raise PasurInputError(f"--memory-limit must be positive, got {memory_limit}")
+    limit = None if memory_limit is None else int(memory_limit * 2**30)
+    return resolve_device(device), limit
+
+
+def _build(nd: NamedDeck, tree: str, dev, limit, progress: Progress | None):
+    from pasur.tensor.tree import build_tree
+
+    task = None
+    callback = None
+    if progress is not None:
+        task = progress.add_task(f"building the {tree} tree of {nd.id}", total=None)
+
+        def callback(r: int, t: int, n: int) -> None:
+            progress.update(task, description=f"building the {tree} tree of {nd.id}: round {r} turn {t}, {n:,} nodes")
+
+    built = build_tree(GameState.initial(nd.deck), tree, dev, infosets=False, memory_limit=limit, progress=callback)
+    if task is not None:
+        progress.remove_task(task)
+    return built
 
 
 def fail(message: str) -> typer.Exit:
@@ -215,6 +250,41 @@ def _solve_reference(nd: NamedDeck, progress: Progress | None) -> dict:
     }
 
 
+def _solve_exact(nd: NamedDeck, tree: str, dev, limit, progress: Progress | None) -> dict:
+    from pasur.tensor.exact import optimal_line, solve_exact
+
+    t0 = time.perf_counter()
+    built = _build(nd, tree, dev, limit, progress)
+    t1 = time.perf_counter()
+    solution = solve_exact(built, keep_values=False)
+    value = solution.game_value()
+    if dev.type == "cuda":
+        torch_sync(dev)
+    t2 = time.perf_counter()
+    line = optimal_line(solution)
+    return {
+        "id": nd.id,
+        "deck": str(nd.deck),
+        "method": "exact",
+        "tree": tree,
+        "device": str(dev),
+        "value": int(value),
+        "known_value": nd.value,
+        "states": built.n_nodes,
+        "tree_bytes": built.nbytes(),
+        "build_seconds": round(t1 - t0, 4),
+        "solve_seconds": round(t2 - t1, 4),
+        "seconds": round(t2 - t0, 4),
+        "log": GameLog(nd.deck, tuple(line)),
+    }
+
+
+def torch_sync(dev) -> None:
+    import torch
+
+    torch.cuda.synchronize(dev)
+
+
 @app.command()
 @user_errors
 def solve(
@@ -222,16 +292,23 @@ def solve(
     deck_file: DeckFileOpt = None,
     seed: SeedOpt = None,
     deck_id: DeckIdOpt = None,
-    method: Annotated[str, typer.Option("--method", help=f"Solver: {', '.join(METHODS)} (exact memoized minimax).")] = (
-        "reference"
-    ),
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method", help="exact: backward induction on the tensor tree; reference: plain-Python memoized minimax."
+        ),
+    ] = "exact",
+    tree: TreeOpt = "compact",
+    device: DeviceOpt = "cpu",
+    memory_limit: MemOpt = None,
     as_json: JsonOpt = False,
     ascii_cards: AsciiOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Solve the open-hand game of a deck exactly: its value (Alex minus Bob) and an optimal game."""
     if method not in METHODS:
         raise PasurInputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
+    dev, limit = _tree_options(tree, device, memory_limit)
     decks = select_decks(deck, deck_file, seed, deck_id)
     results = []
     with Progress(
@@ -244,7 +321,11 @@ def solve(
     ) as progress:
         overall = progress.add_task("decks", total=len(decks)) if len(decks) > 1 else None
         for nd in decks:
-            results.append(_solve_reference(nd, None if quiet else progress))
+            shown = None if quiet else progress
+            if method == "exact":
+                results.append(_solve_exact(nd, tree, dev, limit, shown))
+            else:
+                results.append(_solve_reference(nd, shown))
             if overall is not None:
                 progress.advance(overall)
     if as_json:
@@ -258,10 +339,14 @@ def solve(
         log = r["log"]
         known = "" if r["known_value"] is None else f" (known: {r['known_value']:+g})"
         typer.echo(f"deck {r['id']}: {r['deck']}")
-        typer.echo(
-            f"exact value (Alex - Bob): {r['value']:+d}{known}   "
-            f"[{r['method']}: {r['states']:,} states in {r['seconds']:.2f} s]\n"
-        )
+        how = f"{r['method']}: {r['states']:,} states in {r['seconds']:.2f} s"
+        if r["method"] == "exact":
+            how = (
+                f"exact on the {r['tree']} tree ({r['device']}): {r['states']:,} nodes, "
+                f"{r['tree_bytes'] / 2**20:.1f} MiB, built in {r['build_seconds']:.2f} s, "
+                f"solved in {r['solve_seconds']:.2f} s"
+            )
+        typer.echo(f"exact value (Alex - Bob): {r['value']:+d}{known}   [{how}]\n")
         if len(results) == 1:
             typer.echo("An optimal game (ties broken by the first action in card order):")
             typer.echo(log.to_text(unicode=not ascii_cards))
@@ -269,6 +354,69 @@ def solve(
     if mismatched:
         err.print(f"error: value differs from the known value for: {', '.join(mismatched)}", highlight=False)
         raise typer.Exit(1)
+
+
+@app.command("tree-stats")
+@user_errors
+def tree_stats(
+    deck: DeckOpt = None,
+    deck_file: DeckFileOpt = None,
+    seed: SeedOpt = None,
+    deck_id: DeckIdOpt = None,
+    tree: Annotated[str, typer.Option("--tree", help="compact, paper, or both.")] = "both",
+    device: DeviceOpt = "cpu",
+    memory_limit: MemOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Build a deck's tree and report nodes per round and turn, bytes held and build time."""
+    modes = list(TREES) if tree == "both" else [tree]
+    dev, limit = _tree_options(modes[0], device, memory_limit)
+    for m in modes:
+        _tree_options(m, device, memory_limit)
+    nd = one_deck(select_decks(deck, deck_file, seed, deck_id), "tree-stats")
+    reports = []
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=quiet,
+    ) as progress:
+        for m in modes:
+            built = _build(nd, m, dev, limit, None if quiet else progress)
+            reports.append(
+                {
+                    "id": nd.id,
+                    "tree": m,
+                    "device": str(dev),
+                    "nodes": built.n_nodes,
+                    "bytes": built.nbytes(),
+                    "build_seconds": round(built.seconds, 4),
+                    "layers": built.node_counts(),
+                }
+            )
+    if as_json:
+        typer.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=1))
+        return
+    typer.echo(f"deck {nd.id}: {nd.deck}")
+    header = "round " + " ".join(f"{'turn ' + str(t):>11}" for t in range(9)) + "        total"
+    for rep in reports:
+        typer.echo(
+            f"\n{rep['tree']} tree on {rep['device']}: {rep['nodes']:,} nodes, "
+            f"{rep['bytes'] / 2**20:.1f} MiB, built in {rep['build_seconds']:.2f} s"
+        )
+        typer.echo(header)
+        by_round: dict[int, dict[int, int]] = {}
+        for row in rep["layers"]:
+            by_round.setdefault(row["round"], {})[row["turn"]] = row["nodes"]
+        for r, turns in by_round.items():
+            cells = " ".join(f"{turns[t]:>11,}" if t in turns else f"{'':>11}" for t in range(9))
+            typer.echo(f"{r:<5} {cells} {sum(turns.values()):>12,}")
+    if len(reports) == 2:
+        a, b = reports
+        typer.echo(f"\n{a['tree']} / {b['tree']}: {a['nodes'] / b['nodes']:.3f} of the nodes")
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
+from pasur.rules import Action
 from pasur.state import ALEX, TURNS_PER_ROUND
 from pasur.tensor.tree import GameTree, RoundTree
 
@@ -144,3 +145,20 @@ def uniform_strategy(tree: GameTree) -> Strategy:
             deg = torch.bincount(parent, minlength=rt.n_nodes(t)).to(torch.float32)
             out[(rt.round, t)] = 1.0 / deg[parent]
     return out
+
+
+def optimal_line(solution: Solution) -> list[Action]:
+    """The actions of the optimal game from the start state, following the best edges."""
+    tree = solution.tree
+    line: list[Action] = []
+    node = 0
+    for rt in tree.rounds:
+        for t in range(rt.start_turn, TURNS_PER_ROUND):
+            parent, child, gt_edge = rt.edges(t)
+            best = int(solution.best_edge[(rt.round, t)][node])
+            layer = rt.gt[t]
+            line.append(Action(int(layer.card[best]), int(layer.captured[best])))
+            node = int(child[(parent == node) & (gt_edge == best)][0])
+        if rt.link is not None:
+            node = int(rt.link[node])
+    return line
