@@ -23,9 +23,10 @@ lint: setup
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 
-## Speed figures of the reference solver on the reference decks (see docs/benchmarks.md).
+## Speed figures on the reference decks (see docs/benchmarks.md): reference solver, tensor tree.
 bench: setup
 	$(BIN)/python benchmarks/bench_reference.py
+	$(BIN)/python benchmarks/bench_tree.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,8 +1,11 @@
 """A memory guard for tree building: refuse a layer that would not fit, before allocating it.
 
 The size of the next layer is known exactly before it is built (the branch factors sum to
-it), so the guard compares the bytes the tree already holds plus the projected layer and its
-transients against a limit: by default what the device has free when building starts.
+it), so the guard compares what the build already uses (the process's resident memory on the
+CPU, allocated memory on CUDA, above what it was when the build began) plus the projected
+layer and its transients against a limit: by default what the device had free at the start.
+Measuring the real use, not a sum of tensor sizes, keeps allocator slack and freed-but-kept
+transients in the account.
 """
 
 from __future__ import annotations
@@ -37,28 +40,57 @@ def gib(n: int) -> str:
     return f"{n / 2**30:.2f} GiB"
 
 
+def used_bytes(device: torch.device) -> int:
+    """Memory in use now: resident set size of this process (CPU) or allocated bytes (CUDA)."""
+    if device.type == "cuda":
+        return int(torch.cuda.memory_allocated(device))
+    try:
+        with open("/proc/self/statm") as f:
+            import os
+
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 class MemoryGuard:
-    """Tracks the bytes a tree holds and refuses layers that would pass ``limit``."""
+    """Refuses layers that would take the build past ``limit`` bytes (see the module docstring)."""
 
     #: per new GT edge kept: parent int32, card int8, captured int64, reward int8
     GT_EDGE_BYTES = 14
     #: per new FGT node kept (paper mode): t_fgm 2 x int32, t_edg int32
     FGT_BYTES = 12
-    #: transient per new GT node while a layer is built: 6 int64 state columns, indices, keys
-    GT_TRANSIENT_BYTES = 96
+    #: transient per new GT node while a layer is built (measured): parent and child state
+    #: (6 int64 columns each), action indices, keys, masks
+    GT_TRANSIENT_BYTES = 200
+    #: transient per new FGT node (measured): RepeatBlocks' int64 intermediates, gathers
+    FGT_TRANSIENT_BYTES = 56
+    #: transient per terminal FGT node at the end of a round (new scores, pairs, linkage)
+    END_ROUND_BYTES = 72
 
     def __init__(self, limit: int | None, device: torch.device) -> None:
+        self.device = device
         self.limit = limit if limit is not None else available_bytes(device)
-        self.held = 0
+        self.base = used_bytes(device)
+
+    @property
+    def held(self) -> int:
+        return max(0, used_bytes(self.device) - self.base)
 
     def check(self, r: int, t: int, n_gt: int, n_fgm: int, mode: str, m: int, history: bool) -> None:
         per_gt = self.GT_EDGE_BYTES + (m if history else 0)
-        kept = n_gt * per_gt + (n_fgm * self.FGT_BYTES if mode == "paper" else 0)
+        paper = mode == "paper"
+        kept = n_gt * per_gt + (n_fgm * self.FGT_BYTES if paper else 0)
         transient = n_gt * (self.GT_TRANSIENT_BYTES + (4 * m if history else 0))
-        if self.held + kept + transient > self.limit:
+        transient += n_fgm * self.FGT_TRANSIENT_BYTES if paper else 0
+        if t == 8:  # the end of the round follows at once
+            transient = max(transient, n_fgm * self.END_ROUND_BYTES)
+        held = self.held
+        if held + kept + transient > self.limit:
             raise TreeTooLargeError(
                 f"round {r}, turn {t}: {n_gt:,} game-tree nodes ({n_fgm:,} full-game-tree nodes) would need "
-                f"about {gib(kept + transient)} on top of the {gib(self.held)} held, over the limit of "
+                f"about {gib(kept + transient)} on top of the {gib(held)} in use, over the limit of "
                 f"{gib(self.limit)}; use --tree compact, a larger --memory-limit, or a bigger device"
             )
-        self.held += kept

@@ -48,6 +48,8 @@ MODES: tuple[str, ...] = ("paper", "compact")
 
 # last capturer codes in tensors: 0 nobody, 1 Alex, 2 Bob (the paper's "Last Picker")
 NOBODY = 0
+#: terminal nodes valued at once at the end of round 5 (bounds the transient memory)
+END_CHUNK = 1 << 22
 
 
 @dataclass
@@ -420,18 +422,22 @@ class TreeBuilder:
 
         # paper mode: new inherited score of every terminal FGT node, from unique (score, running) pairs
         fgm = rt.fgm[TURNS_PER_ROUND]
-        g, s = fgm[:, 0].long(), fgm[:, 1].long()
         sc = rt.scores.long()
-        if r == FINAL_ROUND:  # the sweep depends on each node's pool: value every node
-            flag = sc[s, 2]
-            ca = torch.where(flag == 1, CLUBS_FOR_BONUS, sc[s, 0] + frontier.clubs[0][g])
-            cb = torch.where(flag == 2, CLUBS_FOR_BONUS, sc[s, 1] + frontier.clubs[1][g])
-            ca = torch.where(flag == 2, 0, ca)
-            cb = torch.where(flag == 1, 0, cb)
-            last = torch.where(frontier.last[g] != NOBODY, frontier.last[g], sc[s, 3])
+        if r == FINAL_ROUND:  # the sweep depends on each node's pool: value every node, in chunks
             pool_clubs, pool_points = popcount(frontier.pool & CLUB_MASK), _card_points(frontier.pool)
-            rt.terminal_value = _final_value(*_normalize_clubs(ca, cb), last, pool_clubs[g], pool_points[g])
+            rt.terminal_value = torch.empty(fgm.shape[0], dtype=torch.float32, device=dev)
+            for lo in range(0, fgm.shape[0], END_CHUNK):
+                g, s = fgm[lo : lo + END_CHUNK, 0].long(), fgm[lo : lo + END_CHUNK, 1].long()
+                flag = sc[s, 2]
+                ca = torch.where(flag == 1, CLUBS_FOR_BONUS, sc[s, 0] + frontier.clubs[0][g])
+                cb = torch.where(flag == 2, CLUBS_FOR_BONUS, sc[s, 1] + frontier.clubs[1][g])
+                ca = torch.where(flag == 2, 0, ca)
+                cb = torch.where(flag == 1, 0, cb)
+                last = torch.where(frontier.last[g] != NOBODY, frontier.last[g], sc[s, 3])
+                value = _final_value(*_normalize_clubs(ca, cb), last, pool_clubs[g], pool_points[g])
+                rt.terminal_value[lo : lo + END_CHUNK] = value
             return frontier, None, None
+        g, s = fgm[:, 0].long(), fgm[:, 1].long()
         # running score of the round, packed: clubs (< 16 each) and last capturer (< 4)
         run_key = frontier.clubs[0] | (frontier.clubs[1] << 4) | (frontier.last << 8)
         pair = (s << 10) | run_key[g]
