@@ -16,12 +16,12 @@ demo: setup
 
 ## The test suite (what CI runs): lint, then unit, property and doctests.
 test: setup
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest
 
 lint: setup
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 
 ## Speed figures on the reference decks (see docs/benchmarks.md): reference solver, tensor tree.
 bench: setup
