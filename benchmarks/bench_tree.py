@@ -109,11 +109,9 @@ def main() -> None:
             r = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
             rounds = " / ".join(f"{n:,}" for n in r["per_round"])
             gpu = f" (GPU {r['peak_gpu_mib']:.0f})" if "peak_gpu_mib" in r else ""
-            print(
-                f"| {nd.id} | {mode} | {r['value']:+g} | {r['nodes']:,} | {rounds} | {r['tree_mib']:.0f} "
-                f"| {r['first_build_s']:.2f} | {r['build_s']:.2f} | {r['solve_s']:.3f} | {r['total_s']:.2f} | {r['peak_mib']:.0f}{gpu} |",
-                flush=True,
-            )
+            times = f"{r['first_build_s']:.2f} | {r['build_s']:.2f} | {r['solve_s']:.3f} | {r['total_s']:.2f}"
+            sizes = f"{r['nodes']:,} | {rounds} | {r['tree_mib']:.0f}"
+            print(f"| {nd.id} | {mode} | {r['value']:+g} | {sizes} | {times} | {r['peak_mib']:.0f}{gpu} |", flush=True)
 
 
 if __name__ == "__main__":
