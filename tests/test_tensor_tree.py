@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from helpers import position
-from pasur.cards import Deck, mask_of, parse_card
+from pasur.cards import JACK, Deck, mask_of, parse_card
 from pasur.reference import ReferenceSolver, banked_diff, club_key, future_key
 from pasur.rules import legal_actions
 from pasur.state import ALEX, TURNS_PER_ROUND, GameState
@@ -32,8 +32,12 @@ from pasur.tensor.ops import popcount
 from pasur.tensor.tree import build_tree
 
 MODES = ("paper", "compact")
-# (seed, round, turn) of small games: last round, last two rounds, and mid-round positions
+# (seed, round, turn) of small games: last round, last two rounds, and mid-round positions;
+# (16, 4, 4) has Surs, (72, 5, 0) a Queen or King with two captures to choose from, (3, 5, 4)
+# a line with no capture to the end, so that the final sweep goes to a capturer from before
+# (see the coverage test at the end)
 SMALL = [(s, 5, 0) for s in range(4)] + [(s, 4, 4) for s in range(4, 7)] + [(7, 5, 3), (8, 4, 0)]
+SMALL += [(16, 4, 4), (72, 5, 0), (3, 5, 4)]
 
 
 # -- scalar oracles -------------------------------------------------------------------------
@@ -323,3 +327,33 @@ def test_compact_keys_are_the_reference_solvers_states():
         keys.add(future_key(x))
         stack.extend(x.apply(a) for a in x.legal_actions())
     assert sum(tree.round(5).n_nodes(t) for t in range(8)) == len(keys)
+
+
+def test_small_games_cover_jacks_surs_court_choices_and_sweeps():
+    """The cross-checked games exercise every rule: Jack captures, Surs, a Queen/King with a
+    choice of two, final sweeps, and a sweep to a capturer from before the game's last captures."""
+    from pasur.cards import KING, QUEEN, rank
+    from pasur.rules import is_sur
+
+    seen = set()
+    for seed, rnd, turn in SMALL:
+        stack, visited = [(position(seed, rnd, turn), False)], set()
+        while stack:
+            s, captured_since_start = stack.pop()
+            key = (future_key(s), captured_since_start)
+            if s.is_terminal or key in visited:
+                continue
+            visited.add(key)
+            acts = s.legal_actions()
+            for a in acts:
+                if a.captured and rank(a.card) == JACK:
+                    seen.add("jack")
+                if is_sur(a, s.pool, s.round):
+                    seen.add("sur")
+                if rank(a.card) in (QUEEN, KING) and sum(b.card == a.card and b.captured != 0 for b in acts) >= 2:
+                    seen.add("court choice")
+                captured = captured_since_start or a.captured != 0
+                if s.round == 5 and s.turn == TURNS_PER_ROUND - 1 and s.play(a).pool and s.last_capturer is not None:
+                    seen.add("sweep" if captured else "sweep to an inherited capturer")
+                stack.append((s.apply(a), captured))
+    assert seen == {"jack", "sur", "court choice", "sweep", "sweep to an inherited capturer"}, seen
