@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 from hypothesis import HealthCheck, settings
 
 from pasur.cards import NamedDeck, parse_deck
@@ -16,6 +17,9 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+# One thread: small tensor ops are fastest so, and timings do not depend on a busy second core.
+torch.set_num_threads(1)
 
 REPO = Path(__file__).resolve().parent.parent
 _CANDIDATES = [

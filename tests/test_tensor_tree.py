@@ -303,10 +303,26 @@ def test_incremental_cmp_equals_the_papers_gme_compression(seed, rnd, turn):
             assert gme.shape == (rt.gt[t].n, 3, len(rt.inp))
 
 
-def test_infosets_need_the_paper_tree():
-    tree = build_tree(position(1, 5, 0), "compact")
-    with pytest.raises(ValueError, match="paper tree"):
+def test_infosets_need_t_cmp():
+    tree = build_tree(position(1, 5, 0), "compact", infosets=False)
+    with pytest.raises(ValueError, match="infosets=True"):
         infoset_tensor(tree, 5, 1)
+
+
+def test_compact_infosets_hold_a_representative_history():
+    """A compact node's row is the paper row of one of the histories it merges."""
+    s = position(1, 5, 0)
+    compact, paper = build_tree(s, "compact"), build_tree(s, "paper")
+    for t in range(1, 9):
+        rows = infoset_tensor(compact, 5, t)
+        paper_rows = {tuple(r) for r in infoset_tensor(paper, 5, t).tolist()}
+        assert rows.shape == (compact.round(5).n_nodes(t), 58)
+        for node, row in enumerate(rows.tolist()):
+            state = replay(s, compact.path_to(5, t, node))
+            ca, cb = club_key(state.clubs)
+            assert row[52:55] == [ca, cb, 0 if state.last_capturer is None else state.last_capturer + 1]
+            if s.clubs == state.clubs and s.last_capturer == state.last_capturer:
+                assert tuple(row) in paper_rows  # same score context as the round's start
 
 
 def test_memory_limit_stops_with_a_clear_message():

@@ -34,7 +34,8 @@ app = typer.Typer(
 )
 err = Console(stderr=True)
 
-METHODS = ("exact", "reference")
+CFR_METHODS = ("cfr", "cfr+", "dcfr", "es-mccfr")
+METHODS = ("exact", "reference", *CFR_METHODS)
 TREES = ("compact", "paper")
 
 DeckOpt = Annotated[str | None, typer.Option("--deck", help="A deck: 52 cards such as 'TD 5S QC ...'.")]
@@ -64,7 +65,7 @@ def _tree_options(tree: str, device: str, memory_limit: float | None):
     return resolve_device(device), limit
 
 
-def _build(nd: NamedDeck, tree: str, dev, limit, progress: Progress | None):
+def _build(nd: NamedDeck, tree: str, dev, limit, progress: Progress | None, infosets: bool = False):
     from pasur.tensor.tree import build_tree
 
     task = None
@@ -75,7 +76,7 @@ def _build(nd: NamedDeck, tree: str, dev, limit, progress: Progress | None):
         def callback(r: int, t: int, n: int) -> None:
             progress.update(task, description=f"building the {tree} tree of {nd.id}: round {r} turn {t}, {n:,} nodes")
 
-    built = build_tree(GameState.initial(nd.deck), tree, dev, infosets=False, memory_limit=limit, progress=callback)
+    built = build_tree(GameState.initial(nd.deck), tree, dev, infosets=infosets, memory_limit=limit, progress=callback)
     if task is not None:
         progress.remove_task(task)
     return built
@@ -132,10 +133,19 @@ def one_deck(decks: list[NamedDeck], what: str) -> NamedDeck:
 @app.callback()
 def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+    threads: Annotated[
+        int,
+        typer.Option(
+            "--threads", min=1, help="CPU threads for torch. One is fastest for most trees; more helps huge layers."
+        ),
+    ] = 1,
 ) -> None:
     if version:
         typer.echo(__version__)
         raise typer.Exit(0)
+    import torch
+
+    torch.set_num_threads(threads)
 
 
 @app.command()
@@ -295,20 +305,61 @@ def solve(
     method: Annotated[
         str,
         typer.Option(
-            "--method", help="exact: backward induction on the tensor tree; reference: plain-Python memoized minimax."
+            "--method",
+            help="exact: backward induction on the tensor tree; reference: plain-Python memoized minimax; "
+            "cfr, cfr+, dcfr, es-mccfr: round-by-round CFR variants.",
         ),
     ] = "exact",
     tree: TreeOpt = "compact",
     device: DeviceOpt = "cpu",
     memory_limit: MemOpt = None,
+    iterations: Annotated[
+        int | None, typer.Option("--iterations", help="CFR: iterations per round (a cap with a target).")
+    ] = None,
+    target: Annotated[
+        float | None,
+        typer.Option("--target-exploitability", help="CFR: stop a round once its exploitability (points) is below."),
+    ] = None,
+    check_every: Annotated[int, typer.Option("--check-every", help="CFR: measure exploitability every K.")] = 10,
+    alpha: Annotated[float, typer.Option("--alpha", help="DCFR: positive regret discount exponent.")] = 1.5,
+    beta: Annotated[float, typer.Option("--beta", help="DCFR: negative regret discount exponent.")] = 0.0,
+    gamma: Annotated[float, typer.Option("--gamma", help="DCFR: average strategy discount exponent.")] = 2.0,
+    updates: Annotated[str, typer.Option("--updates", help="CFR: alternating or simultaneous.")] = "alternating",
+    sample_seed: Annotated[int, typer.Option("--sample-seed", help="es-mccfr: seed of the sampling.")] = 0,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="CFR: folder for strategy.parquet, summary.json, traces.")
+    ] = None,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace an existing --out folder.")] = False,
     as_json: JsonOpt = False,
     ascii_cards: AsciiOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Solve the open-hand game of a deck exactly: its value (Alex minus Bob) and an optimal game."""
+    """Solve the open-hand game of a deck: exactly (its value, Alex minus Bob, and an optimal game),
+    or with a CFR variant (an approximate equilibrium, its value and exploitability)."""
     if method not in METHODS:
         raise PasurInputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
     dev, limit = _tree_options(tree, device, memory_limit)
+    if method in CFR_METHODS:
+        from pasur.tensor.cfr import CFRParams
+
+        params = CFRParams(
+            method=method,
+            iterations=iterations if iterations is not None or target is not None else 1000,
+            target_exploitability=target,
+            check_every=check_every,
+            alpha=alpha,
+            beta=beta,
+            gamma=gamma,
+            updates=updates,
+            seed=sample_seed,
+        ).check()
+        if out is not None and out.exists() and not overwrite:
+            raise PasurInputError(f"output folder {out} exists already (choose another --out, or --overwrite)")
+        nd = one_deck(select_decks(deck, deck_file, seed, deck_id), "a CFR solve")
+        _solve_cfr(nd, tree, dev, limit, params, out, overwrite, as_json, quiet)
+        return
+    if out is not None:
+        raise PasurInputError("--out goes with the CFR methods (cfr, cfr+, dcfr, es-mccfr)")
     decks = select_decks(deck, deck_file, seed, deck_id)
     results = []
     with Progress(
@@ -354,6 +405,72 @@ def solve(
     if mismatched:
         err.print(f"error: value differs from the known value for: {', '.join(mismatched)}", highlight=False)
         raise typer.Exit(1)
+
+
+def _solve_cfr(nd: NamedDeck, tree: str, dev, limit, params, out: Path | None, overwrite, as_json, quiet) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn
+
+    from pasur.atomic import atomic_dir
+    from pasur.tensor.cfr import solve_cfr
+    from pasur.tensor.exact import solve_exact
+
+    cap = params.iterations if params.iterations is not None else params.max_iterations
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err, transient=True, disable=quiet) as progress:
+        built = _build(nd, tree, dev, limit, None if quiet else progress, infosets=out is not None)
+        tasks: dict[int, int] = {}
+
+        def on_iteration(r: int, it: int, expl: float | None) -> None:
+            if r not in tasks:
+                tasks[r] = progress.add_task(f"round {r}", total=cap)
+            desc = f"round {r}" + ("" if expl is None else f": exploitability {expl:.2e}")
+            progress.update(tasks[r], completed=it, **({"description": desc} if expl is not None else {}))
+
+        result = solve_cfr(built, params, dev, progress=on_iteration)
+        exact = solve_exact(built, keep_values=False).game_value()
+        info = None
+        if out is not None:
+            from pasur.tensor.cfr_io import write_outputs
+
+            progress.add_task(f"writing {out}", total=None)
+            with atomic_dir(out, overwrite=overwrite) as tmp:
+                info = write_outputs(tmp, result, nd.id, str(dev))
+                info["exact_value"] = exact
+                (tmp / "summary.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    if info is None:
+        from pasur.tensor.cfr_io import summary
+
+        info = summary(result, nd.id, str(dev), None)
+        info["exact_value"] = exact
+    if as_json:
+        typer.echo(json.dumps(info, indent=1))
+        return
+    typer.echo(f"deck {nd.id}: {nd.deck}")
+    typer.echo(
+        f"{params.method} on the {tree} tree ({dev}), {params.updates} updates, "
+        f"{result.seconds:.2f} s; between rounds: {result.value_passed}"
+    )
+    typer.echo(
+        f"value of the average strategy: {info['value']:+.4f}   exact value: {exact:+g}   "
+        f"exploitability: {info['exploitability']:.4g} points"
+    )
+    typer.echo("round  iterations  exploitability (worst root)  mean over roots    nodes   seconds")
+    for row in info["rounds"]:
+        typer.echo(
+            f"{row['round']:>5}  {row['iterations']:>10}  {row['exploitability']:>27.3e}  "
+            f"{row['mean_exploitability']:>15.3e}  {row['nodes']:>7,}  {row['seconds']:>8.2f}"
+        )
+    if out is not None:
+        typer.echo(
+            f"wrote {out}/strategy.parquet ({info['strategy_rows']:,} rows), summary.json, traces.parquet, "
+            "convergence.png"
+        )
 
 
 @app.command("tree-stats")

@@ -67,7 +67,9 @@ class GTLayer:
     card: torch.Tensor | None = None  # int8 [E]
     captured: torch.Tensor | None = None  # int64 [E]
     reward: torch.Tensor | None = None  # int8 [E]
-    cmp: torch.Tensor | None = None  # t_cmp [n, m] int8 (paper mode, with history)
+    cmp: torch.Tensor | None = None  # t_cmp [n, m] int8 (compact: of one representative history)
+    #: compact mode: each node's (Alex clubs, Bob clubs, last capturer), clubs 7/0 once clinched
+    node_scores: torch.Tensor | None = None
 
     @property
     def n_edges(self) -> int:
@@ -126,6 +128,8 @@ class RoundTree:
                 total += 0 if x is None else x.element_size() * x.numel()
         for d in (self.fgm, self.edg):
             total += sum(x.element_size() * x.numel() for x in d.values())
+        for g in self.gt.values():
+            total += 0 if g.node_scores is None else g.node_scores.numel()
         for x in (self.scores, self.link, self.terminal_value):
             total += 0 if x is None else x.element_size() * x.numel()
         return total
@@ -256,7 +260,7 @@ class TreeBuilder:
             raise ValueError(f"unknown tree mode {mode!r} (choose from {', '.join(MODES)})")
         self.mode = mode
         self.device = torch.device(device)
-        self.history = infosets and mode == "paper"
+        self.history = infosets
         self.guard = MemoryGuard(memory_limit, self.device)
         self.progress = progress  # callable(round, turn, nodes) or None
 
@@ -325,8 +329,7 @@ class TreeBuilder:
         for t in range(start_turn, TURNS_PER_ROUND):
             p = t & 1
             layer = GTLayer(n=frontier.n)
-            if self.history:
-                layer.cmp = frontier.cmp
+            self._keep_infosets(layer, frontier)
             rt.gt[t] = layer
             hand = frontier.hands[p]
             # unique (hand, pool) rows: actions depend on nothing else
@@ -379,12 +382,18 @@ class TreeBuilder:
                 self.progress(r, t + 1, rt.n_nodes(t + 1) if self.mode == "paper" else frontier.n)
 
         last_layer = GTLayer(n=frontier.n)
-        if self.history:
-            last_layer.cmp = frontier.cmp
+        self._keep_infosets(last_layer, frontier)
         rt.gt[TURNS_PER_ROUND] = last_layer
         frontier, scores, root_fgm = self._end_round(rt, frontier)
         rt.seconds = time.perf_counter() - t_start
         return rt, frontier, scores, root_fgm
+
+    def _keep_infosets(self, layer: GTLayer, frontier: _Frontier) -> None:
+        if not self.history:
+            return
+        layer.cmp = frontier.cmp
+        if self.mode == "compact":
+            layer.node_scores = torch.stack([frontier.clubs[0], frontier.clubs[1], frontier.last], 1).to(torch.int8)
 
     def _merge(self, child: _Frontier, dealt) -> tuple[_Frontier, torch.Tensor]:
         """Compact mode: merge children with the same future (cards, clubs, last capturer)."""
