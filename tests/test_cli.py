@@ -117,7 +117,7 @@ def test_solve_exact_on_the_tensor_tree(reference_decks, tree):
     out = json.loads(r.stdout)
     assert out["value"] == nd.value and out["tree"] == tree and out["device"] == "cpu"
     assert out["points"][0] - out["points"][1] == nd.value  # the optimal line replays to the value
-    assert out["states"] > 0 and out["tree_bytes"] > 0
+    assert out["nodes"] > 0 and out["tree_bytes"] > 0
 
 
 def test_exact_and_reference_lines_agree(reference_decks):
@@ -139,7 +139,7 @@ def test_tree_stats_reports_both_modes():
 
 
 TENSOR_BAD = [
-    (["solve", "--seed", "1", "--device", "cuda"], "no CUDA device"),
+    (["solve", "--seed", "1", "--device", "cuda:99"], "cuda:99"),
     (["solve", "--seed", "1", "--device", "tpu"], "unknown device 'tpu'"),
     (["solve", "--seed", "1", "--tree", "huge"], "unknown tree mode 'huge'"),
     (["solve", "--seed", "1", "--memory-limit", "-1"], "--memory-limit must be positive"),

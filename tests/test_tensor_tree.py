@@ -265,32 +265,53 @@ def test_paper_tree_of_ref0(reference_decks):
 # -- infosets, memory, keys ----------------------------------------------------------------------
 
 
-def test_infoset_rows_decode_the_history():
-    C = parse_card
-    s = position(1, 2, 0)
-    tree = build_tree(s, "paper")
-    for node in range(tree.round(2).n_nodes(3)):
-        path = tree.path_to(2, 3, node)
-        row = infoset_tensor(tree, 2, 3)[node].tolist()
-        assert row[55:] == [2, 1, 0]  # round 2, turn pair 1, Alex just played
-        a1 = path[2]  # Alex, Bob, Alex: the last card is Alex's
-        assert row[a1.card] in ((2 if not a1.captured else 112),)
+def expected_codes(start: GameState, path) -> dict[int, int]:
+    """The paper's card codes after ``path`` (from a round start), computed card by card from
+    Table 11's definitions: 100/105 in a hand, 110 in the pool since the round began, -127
+    captured in an earlier round, 0 not dealt; a card played at turn pair k is ±(k+1) if laid,
+    110 ±(k+1) if it captured; a captured card adds ±10(k+1) (+ Alex, - Bob)."""
+    code = {}
+    for c in range(52):
+        if start.hands[0] >> c & 1:
+            code[c] = 100
+        elif start.hands[1] >> c & 1:
+            code[c] = 105
+        elif start.pool >> c & 1:
+            code[c] = 110
+        elif (start.piles[0] | start.piles[1]) >> c & 1:
+            code[c] = -127
+        else:
+            code[c] = 0
+    for i, a in enumerate(path):
+        k, sign = i // 2 + 1, 1 if i % 2 == 0 else -1
+        code[a.card] = 110 + sign * k if a.captured else sign * k
         for c in range(52):
-            if s.deck.cards.index(c) >= 4 + 8 * 3:
-                assert row[c] == 0  # not dealt yet
-        state = replay(s, path)
-        for c in range(52):
-            if state.hands[0] >> c & 1:
-                assert row[c] == 100
-            if state.hands[1] >> c & 1:
-                assert row[c] == 105
-        ca, cb = s.clubs
-        assert row[52:55] == [
-            7 if ca >= 7 else 0 if cb >= 7 else ca,
-            7 if cb >= 7 else 0 if ca >= 7 else cb,
-            0 if s.last_capturer is None else s.last_capturer + 1,
-        ]
-    del C
+            if a.captured >> c & 1:
+                code[c] = (0 if code[c] == 110 else code[c]) + sign * 10 * k
+    return code
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("seed", "rnd"), [(1, 2), (16, 4), (3, 5)])
+def test_infoset_rows_decode_the_history(mode, seed, rnd):
+    s = position(seed, rnd, 0)
+    tree = build_tree(s, mode)
+    for t in range(1, 9):
+        rows = infoset_tensor(tree, rnd, t).tolist()
+        for node in range(0, len(rows), max(1, len(rows) // 25)):
+            row = rows[node]
+            path = tree.path_to(rnd, t, node)  # compact: one of the histories the node merges
+            assert row[55:] == [rnd, (t - 1) // 2, (t - 1) % 2]
+            want = expected_codes(s, path)
+            if mode == "paper":
+                assert row[:52] == [want[c] for c in range(52)]
+            else:  # the same cards are where they are; the history may be another of the merged ones
+                for c in range(52):
+                    assert (row[c] == 100) == (want[c] == 100) and (row[c] == 105) == (want[c] == 105)
+                    assert (row[c] == 0) == (want[c] == 0) and (row[c] == -127) == (want[c] == -127)
+            ca, cb = club_key(s.clubs)
+            if mode == "paper":
+                assert row[52:55] == [ca, cb, 0 if s.last_capturer is None else s.last_capturer + 1]
 
 
 @pytest.mark.parametrize(("seed", "rnd", "turn"), [(1, 2, 0), (5, 4, 4), (8, 4, 0)])
@@ -301,6 +322,12 @@ def test_incremental_cmp_equals_the_papers_gme_compression(seed, rnd, turn):
         for t, gme in replay_gme(tree, rt.round):
             assert torch.equal(compress_gme(gme), rt.gt[t].cmp), (rt.round, t)
             assert gme.shape == (rt.gt[t].n, 3, len(rt.inp))
+
+
+def test_infosets_of_a_mid_round_start_are_refused():
+    tree = build_tree(position(1, 5, 3), "paper")
+    with pytest.raises(ValueError, match="from turn 0"):
+        infoset_tensor(tree, 5, 5)
 
 
 def test_infosets_need_t_cmp():
@@ -373,3 +400,55 @@ def test_small_games_cover_jacks_surs_court_choices_and_sweeps():
                     seen.add("sweep" if captured else "sweep to an inherited capturer")
                 stack.append((s.apply(a), captured))
     assert seen == {"jack", "sur", "court choice", "sweep", "sweep to an inherited capturer"}, seen
+
+
+def _no_capture_endgame(last_capturer, *, round_: int) -> GameState:
+    """A crafted ending where nobody can capture: every numeric card left is a multiple of 3
+    (no set sums to 11) and there is no Jack, Queen or King to play. Round 5: Alex 3C 3D 3H 3S,
+    Bob 6C 6D 9C 9D, pool 6H QC KS. With ``round_=4`` the position is round 4, turn 6, with
+    Alex holding 6S and Bob 9S. Alex has 6 clubs and Bob 3 in their piles, so the sweep of the
+    4 clubs left decides the bonus: 7 to whoever captured last, from before."""
+    C = parse_card
+    r5 = [C(x) for x in ["3C", "3D", "3H", "3S", "6C", "6D", "9C", "9D"]]
+    pool = [C(x) for x in ["6H", "QC", "KS"]]
+    r4_left = [C("6S"), C("9S")]
+    rest = [c for c in range(52) if c not in r5 + pool + r4_left]
+    clubs = [c for c in rest if c % 4 == 0]
+    non_clubs = [c for c in rest if c % 4 != 0]
+    # the deck: round 5 at 44..51, 6S and 9S in the round 4 hands (39, 43), the rest with the Jacks
+    # last so that none is in the initial pool (slots 0..3)
+    cards = [None] * 52
+    cards[44:52] = r5
+    cards[39], cards[43] = r4_left
+    fill = sorted(rest + pool, key=lambda c: c // 4 == JACK)
+    for i, c in zip((i for i in range(52) if cards[i] is None), fill, strict=True):
+        cards[i] = c
+    deck = Deck(tuple(cards))
+    piles_a = mask_of(clubs[:6]) | mask_of(non_clubs[0::2])
+    piles_b = mask_of(clubs[6:]) | mask_of(non_clubs[1::2])
+    if round_ == 5:  # 6S and 9S were played in round 4: they are in the piles
+        hands = (mask_of(r5[:4]), mask_of(r5[4:]))
+        piles = (piles_a | 1 << C("6S"), piles_b | 1 << C("9S"))
+        s = GameState(deck, 5, 0, hands, mask_of(pool), piles, (0, 0), last_capturer)
+    else:
+        hands = (1 << C("6S"), 1 << C("9S"))
+        a5, b5 = mask_of(r5[:4]), mask_of(r5[4:])
+        s = GameState(
+            deck, 4, 6, hands, mask_of(pool), (piles_a & ~(a5 | b5), piles_b & ~(a5 | b5)), (0, 0), last_capturer
+        )
+    s.check()
+    return s
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("round_", [5, 4])
+def test_the_final_sweep_goes_to_a_capturer_from_an_earlier_round(mode, round_):
+    values = {}
+    for last in (None, 0, 1):
+        s = _no_capture_endgame(last, round_=round_)
+        assert all(not a.captured for a in s.legal_actions())
+        exact = ReferenceSolver(s.deck).value(s)
+        assert solve_exact(build_tree(s, mode)).game_value() == exact
+        values[last] = exact
+    # nobody: no sweep, no bonus; Alex: the sweep gives him 10 clubs; Bob: 7 clubs and the bonus
+    assert values[0] - values[None] >= 7 and values[None] - values[1] >= 7

@@ -88,14 +88,26 @@ def fail(message: str) -> typer.Exit:
 
 
 def user_errors(fn):
-    """Turn :class:`PasurInputError` into a one-line message and exit code 2."""
+    """Turn :class:`PasurInputError` into a one-line message and exit code 2, and running out of
+    (GPU) memory into a one-line message and exit code 3."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        import torch
+
         try:
             return fn(*args, **kwargs)
         except PasurInputError as e:
             raise fail(str(e)) from None
+        except (torch.OutOfMemoryError, MemoryError) as e:
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            err.print(
+                f"error: out of memory ({first}); try --tree compact or a smaller --memory-limit",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(3) from None
 
     return wrapper
 
@@ -267,9 +279,7 @@ def _solve_exact(nd: NamedDeck, tree: str, dev, limit, progress: Progress | None
     built = _build(nd, tree, dev, limit, progress)
     t1 = time.perf_counter()
     solution = solve_exact(built, keep_values=False)
-    value = solution.game_value()
-    if dev.type == "cuda":
-        torch_sync(dev)
+    value = solution.game_value()  # (a float: waits for the device)
     t2 = time.perf_counter()
     line = optimal_line(solution)
     return {
@@ -280,19 +290,13 @@ def _solve_exact(nd: NamedDeck, tree: str, dev, limit, progress: Progress | None
         "device": str(dev),
         "value": int(value),
         "known_value": nd.value,
-        "states": built.n_nodes,
+        "nodes": built.n_nodes,
         "tree_bytes": built.nbytes(),
         "build_seconds": round(t1 - t0, 4),
         "solve_seconds": round(t2 - t1, 4),
         "seconds": round(t2 - t0, 4),
         "log": GameLog(nd.deck, tuple(line)),
     }
-
-
-def torch_sync(dev) -> None:
-    import torch
-
-    torch.cuda.synchronize(dev)
 
 
 @app.command()
@@ -390,10 +394,11 @@ def solve(
         log = r["log"]
         known = "" if r["known_value"] is None else f" (known: {r['known_value']:+g})"
         typer.echo(f"deck {r['id']}: {r['deck']}")
-        how = f"{r['method']}: {r['states']:,} states in {r['seconds']:.2f} s"
-        if r["method"] == "exact":
+        if r["method"] == "reference":
+            how = f"reference: {r['states']:,} states in {r['seconds']:.2f} s"
+        else:
             how = (
-                f"exact on the {r['tree']} tree ({r['device']}): {r['states']:,} nodes, "
+                f"exact on the {r['tree']} tree ({r['device']}): {r['nodes']:,} nodes, "
                 f"{r['tree_bytes'] / 2**20:.1f} MiB, built in {r['build_seconds']:.2f} s, "
                 f"solved in {r['solve_seconds']:.2f} s"
             )
@@ -488,9 +493,8 @@ def tree_stats(
 ) -> None:
     """Build a deck's tree and report nodes per round and turn, bytes held and build time."""
     modes = list(TREES) if tree == "both" else [tree]
-    dev, limit = _tree_options(modes[0], device, memory_limit)
     for m in modes:
-        _tree_options(m, device, memory_limit)
+        dev, limit = _tree_options(m, device, memory_limit)
     nd = one_deck(select_decks(deck, deck_file, seed, deck_id), "tree-stats")
     reports = []
     with Progress(

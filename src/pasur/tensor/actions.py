@@ -73,7 +73,7 @@ def _mask_tensor(masks, device) -> torch.Tensor:
 @dataclass
 class LayerActions:
     """Actions of a batch of rows: ``row`` (which input row), ``card`` and ``captured`` mask,
-    the points ``reward`` it banks for the mover (card points + Sur), the clubs it takes, and
+    the ``points`` it banks for the mover (card points + Sur), the ``clubs`` it takes, and
     ``brf``: the number of actions of each row (the paper's branch factor)."""
 
     row: torch.Tensor  # int64 [A]
@@ -86,7 +86,6 @@ class LayerActions:
 
 def _court_actions(hand, pool, cards: list[int], same_rank_mask: int, rows_out, cards_out, caps_out):
     """Queen/King: one capture per (card in hand, same-rank card in pool), else lay."""
-    dev = hand.device
     pool_same = [((pool >> c) & 1).bool() for c in range(52) if (same_rank_mask >> c) & 1]
     pool_cards = [c for c in range(52) if (same_rank_mask >> c) & 1]
     any_in_pool = (pool & same_rank_mask) != 0
@@ -101,7 +100,6 @@ def _court_actions(hand, pool, cards: list[int], same_rank_mask: int, rows_out, 
             rows_out.append(r)
             cards_out.append(torch.full_like(r, c))
             caps_out.append(torch.full_like(r, 1 << pc))
-    del dev
 
 
 def layer_actions(
@@ -166,7 +164,7 @@ def layer_actions(
 
     taken = torch.where(cap != 0, cap | (1 << card), torch.zeros_like(cap))
     sur = (cap != 0) & (cap == pool[row]) & (card // 4 != JACK) & (round_ < 5)
-    points = _points(taken) + SUR_POINTS * sur.long()
+    points = card_points_of(taken) + SUR_POINTS * sur.long()
     clubs = popcount(taken & CLUB_MASK)
     brf = torch.bincount(row, minlength=n)
     return LayerActions(row, card, cap, points, clubs, brf)
@@ -175,7 +173,8 @@ def layer_actions(
 _POINT_CARDS = [c for c in range(52) if (POINT_CARDS_MASK >> c) & 1]
 
 
-def _points(mask: torch.Tensor) -> torch.Tensor:
+def card_points_of(mask: torch.Tensor) -> torch.Tensor:
+    """Card points (Aces, Jacks, 2♣, 10♦) of int64 masks."""
     out = torch.zeros_like(mask)
     for c in _POINT_CARDS:
         out += ((mask >> c) & 1) * card_points(c)

@@ -27,9 +27,10 @@ Strategy = dict[tuple[int, int], torch.Tensor]
 
 @dataclass
 class Solution:
-    """Values of every node (``values[(round, turn)]``) and, for exact solutions, the index of
-    an optimal edge of every non-terminal node (``best_edge``; ties: the first action in
-    ``(card, captured)`` order, as :class:`pasur.reference.ReferenceSolver`)."""
+    """Values of every node (``values[(round, turn)]``) and, for exact solutions, the GT edge id
+    (the ``gt_edge`` of :meth:`RoundTree.edges`) of an optimal action of every non-terminal node
+    (``best_edge``; ties: the first action in ``(card, captured)`` order, as
+    :class:`pasur.reference.ReferenceSolver`)."""
 
     tree: GameTree
     values: dict[tuple[int, int], torch.Tensor]
@@ -45,9 +46,6 @@ class Solution:
         from pasur.reference import banked_diff
 
         return banked_diff(self.tree.start) + self.root_value
-
-
-LayerRule = Callable[[RoundTree, int, torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
 def _terminal(rt: RoundTree, values: dict, tree: GameTree) -> torch.Tensor:
@@ -73,7 +71,7 @@ def _backward(tree: GameTree, rule: Callable, keep: bool = True, best: bool = Fa
                 cand = torch.where(optimal, gt_edge, torch.iinfo(torch.int64).max)
                 b = torch.full((n,), torch.iinfo(torch.int64).max, dtype=torch.int64, device=q.device)
                 b.scatter_reduce_(0, parent, cand, "amin")
-                best_edges[(rt.round, t)] = b
+                best_edges[(rt.round, t)] = b.to(torch.int32)  # GT edge ids (int32, like the tree's indices)
             values[(rt.round, t)] = v
         if not keep:  # keep only the roots, which the previous round needs
             for t in rt.turns:
@@ -131,7 +129,7 @@ def pure_strategy(solution: Solution) -> Strategy:
     for rt in tree.rounds:
         for t in range(rt.start_turn, TURNS_PER_ROUND):
             parent, _, gt_edge = rt.edges(t)
-            best = solution.best_edge[(rt.round, t)]
+            best = solution.best_edge[(rt.round, t)].long()
             out[(rt.round, t)] = (gt_edge == best[parent]).to(torch.float32)
     return out
 

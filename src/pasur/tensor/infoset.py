@@ -35,6 +35,10 @@ def dealt_before(tree: GameTree, r: int) -> int:
 def infoset_tensor(tree: GameTree, r: int, t: int) -> torch.Tensor:
     """``t_inf`` [Q, 58] int8 of the FGT nodes at (round ``r``, turn ``t``), ``t`` in 1..8."""
     rt = tree.round(r)
+    if r == tree.start.round and tree.start.turn != 0:
+        raise ValueError(
+            f"infosets of round {r} need its history from turn 0; this tree starts at turn {tree.start.turn}"
+        )
     if rt.gt[t].cmp is None:
         raise ValueError("infoset features need a tree built with infosets=True (t_cmp)")
     if not rt.start_turn < t <= 8:

@@ -58,21 +58,25 @@ def used_bytes(device: torch.device) -> int:
 class MemoryGuard:
     """Refuses layers that would take the build past ``limit`` bytes (see the module docstring)."""
 
-    #: per new GT edge kept: parent int32, card int8, captured int64, reward int8
-    GT_EDGE_BYTES = 14
+    #: per new GT edge kept: parent and child int32, card int8, captured int64, reward int8
+    GT_EDGE_BYTES = 18
     #: per new FGT node kept (paper mode): t_fgm 2 x int32, t_edg int32
     FGT_BYTES = 12
     #: transient per new GT node while a layer is built (measured): parent and child state
     #: (6 int64 columns each), action indices, keys, masks
-    GT_TRANSIENT_BYTES = 200
+    GT_TRANSIENT_BYTES = 260
     #: transient per new FGT node (measured): RepeatBlocks' int64 intermediates, gathers
-    FGT_TRANSIENT_BYTES = 56
+    FGT_TRANSIENT_BYTES = 72
     #: transient per terminal FGT node at the end of a round (new scores, pairs, linkage)
-    END_ROUND_BYTES = 72
+    END_ROUND_BYTES = 96
+    #: share of the free memory used when no limit is given (headroom for the solver after the build)
+    DEFAULT_SHARE = 0.8
+    #: node indices are int32
+    MAX_LAYER = 2**31 - 1
 
     def __init__(self, limit: int | None, device: torch.device) -> None:
         self.device = device
-        self.limit = limit if limit is not None else available_bytes(device)
+        self.limit = limit if limit is not None else int(self.DEFAULT_SHARE * available_bytes(device))
         self.base = used_bytes(device)
 
     @property
@@ -80,6 +84,11 @@ class MemoryGuard:
         return max(0, used_bytes(self.device) - self.base)
 
     def check(self, r: int, t: int, n_gt: int, n_fgm: int, mode: str, m: int, history: bool) -> None:
+        if max(n_gt, n_fgm) > self.MAX_LAYER:
+            raise TreeTooLargeError(
+                f"round {r}, turn {t}: {max(n_gt, n_fgm):,} nodes in one layer, more than int32 indices hold; "
+                "use --tree compact"
+            )
         per_gt = self.GT_EDGE_BYTES + (m if history else 0)
         paper = mode == "paper"
         kept = n_gt * per_gt + (n_fgm * self.FGT_BYTES if paper else 0)

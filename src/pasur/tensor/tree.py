@@ -35,10 +35,10 @@ from typing import Literal
 
 import torch
 
-from pasur.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, N_ROUNDS, POINT_CARDS_MASK, card_points
+from pasur.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, N_ROUNDS
 from pasur.rules import Action
 from pasur.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
-from pasur.tensor.actions import layer_actions
+from pasur.tensor.actions import card_points_of, layer_actions
 from pasur.tensor.gme import initial_cmp, update_cmp
 from pasur.tensor.memory import MemoryGuard
 from pasur.tensor.ops import inverse_unique, popcount, repeat_blocks_index
@@ -226,14 +226,6 @@ def _normalize_clubs(ca: torch.Tensor, cb: torch.Tensor) -> tuple[torch.Tensor, 
     return ca, cb
 
 
-def _card_points(mask: torch.Tensor) -> torch.Tensor:
-    out = torch.zeros_like(mask)
-    for c in range(52):
-        if (POINT_CARDS_MASK >> c) & 1:
-            out += ((mask >> c) & 1) * card_points(c)
-    return out
-
-
 def _final_value(ca, cb, last, swept_clubs, swept_points) -> torch.Tensor:
     """Future value at the end of round 5: the sweep of the pool (its clubs and points) to
     ``last`` and the clubs bonus, from effective clubs ``ca``, ``cb`` (normalized) before the sweep."""
@@ -338,8 +330,8 @@ class TreeBuilder:
                 hand_local |= ((hand >> c) & 1) << i
             keys = frontier.pool | (hand_local << 52)
             ukeys, inv = torch.unique(keys, return_inverse=True)
-            u_idx = torch.empty(ukeys.shape[0], dtype=torch.int64, device=dev)
-            u_idx[inv] = torch.arange(inv.shape[0], device=dev)
+            u_idx = torch.full((ukeys.shape[0],), inv.shape[0], dtype=torch.int64, device=dev)
+            u_idx.scatter_reduce_(0, inv, torch.arange(inv.shape[0], device=dev), "amin")  # first row of each
             la = layer_actions(hand[u_idx], frontier.pool[u_idx], dealt[p], r, inp_mask)
             brf = la.brf[inv]
             n_children = int(brf.sum())
@@ -414,37 +406,32 @@ class TreeBuilder:
         dev = self.device
         r = rt.round
         if self.mode == "compact":
+            # turn 8 was merged on (pool, clubs, last capturer): the next round's roots exactly
             if r == FINAL_ROUND:
                 pool = frontier.pool
                 rt.terminal_value = _final_value(
-                    frontier.clubs[0], frontier.clubs[1], frontier.last, popcount(pool & CLUB_MASK), _card_points(pool)
+                    frontier.clubs[0],
+                    frontier.clubs[1],
+                    frontier.last,
+                    popcount(pool & CLUB_MASK),
+                    card_points_of(pool),
                 )
-                return frontier, None, None
-            key_small = (frontier.clubs[0] << 5) | (frontier.clubs[1] << 2) | frontier.last
-            _, pool_id = torch.unique(frontier.pool, return_inverse=True)
-            ukey, inv = torch.unique((pool_id << 8) | key_small, return_inverse=True)
-            first = torch.full((ukey.shape[0],), inv.shape[0], dtype=torch.int64, device=dev)
-            first.scatter_reduce_(0, inv, torch.arange(inv.shape[0], device=dev), "amin")
-            rt.link = inv.to(torch.int32)
-            nxt = frontier.take(first)
-            return nxt, None, None
+            else:
+                rt.link = torch.arange(frontier.n, dtype=torch.int32, device=dev)
+            return frontier, None, None
 
         # paper mode: new inherited score of every terminal FGT node, from unique (score, running) pairs
         fgm = rt.fgm[TURNS_PER_ROUND]
         sc = rt.scores.long()
         if r == FINAL_ROUND:  # the sweep depends on each node's pool: value every node, in chunks
-            pool_clubs, pool_points = popcount(frontier.pool & CLUB_MASK), _card_points(frontier.pool)
+            pool_clubs, pool_points = popcount(frontier.pool & CLUB_MASK), card_points_of(frontier.pool)
             rt.terminal_value = torch.empty(fgm.shape[0], dtype=torch.float32, device=dev)
             for lo in range(0, fgm.shape[0], END_CHUNK):
                 g, s = fgm[lo : lo + END_CHUNK, 0].long(), fgm[lo : lo + END_CHUNK, 1].long()
-                flag = sc[s, 2]
-                ca = torch.where(flag == 1, CLUBS_FOR_BONUS, sc[s, 0] + frontier.clubs[0][g])
-                cb = torch.where(flag == 2, CLUBS_FOR_BONUS, sc[s, 1] + frontier.clubs[1][g])
-                ca = torch.where(flag == 2, 0, ca)
-                cb = torch.where(flag == 1, 0, cb)
+                ca, cb = _inherited_clubs(sc[s])
+                ca, cb = _normalize_clubs(ca + frontier.clubs[0][g], cb + frontier.clubs[1][g])
                 last = torch.where(frontier.last[g] != NOBODY, frontier.last[g], sc[s, 3])
-                value = _final_value(*_normalize_clubs(ca, cb), last, pool_clubs[g], pool_points[g])
-                rt.terminal_value[lo : lo + END_CHUNK] = value
+                rt.terminal_value[lo : lo + END_CHUNK] = _final_value(ca, cb, last, pool_clubs[g], pool_points[g])
             return frontier, None, None
         g, s = fgm[:, 0].long(), fgm[:, 1].long()
         # running score of the round, packed: clubs (< 16 each) and last capturer (< 4)
@@ -454,14 +441,10 @@ class TreeBuilder:
         first = torch.full((int(pair_inv.max()) + 1,), pair.shape[0], dtype=torch.int64, device=dev)
         first.scatter_reduce_(0, pair_inv, torch.arange(pair.shape[0], device=dev), "amin")
         ps, pg = s[first], g[first]  # representative (score, GT node) of each pair
-        flag = sc[ps, 2]
-        ca = torch.where(flag == 0, sc[ps, 0] + frontier.clubs[0][pg], 0)
-        cb = torch.where(flag == 0, sc[ps, 1] + frontier.clubs[1][pg], 0)
+        ca, cb = _inherited_clubs(sc[ps])
+        ca, cb = _normalize_clubs(ca + frontier.clubs[0][pg], cb + frontier.clubs[1][pg])
         last = torch.where(frontier.last[pg] != NOBODY, frontier.last[pg], sc[ps, 3])
-        flag = torch.where(flag != 0, flag, torch.where(ca >= 7, 1, torch.where(cb >= 7, 2, 0)))
-        ca = torch.where(flag != 0, 0, ca)
-        cb = torch.where(flag != 0, 0, cb)
-        new_scores = torch.stack([ca, cb, flag, last], 1)
+        new_scores = torch.stack([*_paper_score(ca, cb), last], 1)
         uscores, score_id = torch.unique(new_scores, dim=0, return_inverse=True)
         fgm_score = score_id[pair_inv]  # per terminal FGT node
         upools, pool_id = torch.unique(frontier.pool, return_inverse=True)
@@ -476,6 +459,20 @@ class TreeBuilder:
             last=torch.zeros_like(upools),
         )
         return nxt, uscores.to(torch.int8), root_fgm
+
+
+def _inherited_clubs(scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Normalized clubs of paper scores rows (Alex clubs, Bob clubs, flag, ...)."""
+    flag = scores[:, 2]
+    ca = torch.where(flag == 1, CLUBS_FOR_BONUS, torch.where(flag == 2, 0, scores[:, 0]))
+    cb = torch.where(flag == 2, CLUBS_FOR_BONUS, torch.where(flag == 1, 0, scores[:, 1]))
+    return ca, cb
+
+
+def _paper_score(ca: torch.Tensor, cb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Normalized clubs as the paper's (Alex clubs, Bob clubs, 7-clubs flag): counts reset once clinched."""
+    flag = torch.where(ca >= CLUBS_FOR_BONUS, 1, torch.where(cb >= CLUBS_FOR_BONUS, 2, 0))
+    return torch.where(flag != 0, 0, ca), torch.where(flag != 0, 0, cb), flag
 
 
 def build_tree(

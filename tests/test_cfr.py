@@ -1,0 +1,207 @@
+"""CFR variants against exact values: convergence, exploitability, outputs, bad parameters."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from helpers import position
+from pasur.cli import app
+from pasur.errors import PasurInputError
+from pasur.state import GameState
+from pasur.tensor.cfr import CFRParams, solve_cfr
+from pasur.tensor.cfr_io import read_strategy_table, write_strategy_table
+from pasur.tensor.exact import exploitability, solve_exact, strategy_value
+from pasur.tensor.tree import build_tree
+
+SMALL = [(5, 4, 4), (6, 4, 4), (0, 5, 0), (1, 5, 2)]
+
+
+def target(method: str, iterations: int | None = None, **kw) -> CFRParams:
+    return CFRParams(method=method, iterations=iterations, target_exploitability=5e-4, max_iterations=5000, **kw)
+
+
+@pytest.mark.parametrize("mode", ["compact", "paper"])
+@pytest.mark.parametrize(("seed", "rnd", "turn"), SMALL)
+def test_dcfr_and_cfr_plus_converge_to_the_exact_value(mode, seed, rnd, turn):
+    """Stated bounds: DCFR reaches exploitability 1e-3 within 200 iterations per round, CFR+
+    within 1000, on every small game; fewer for DCFR than for CFR+."""
+    tree = build_tree(position(seed, rnd, turn), mode)
+    exact = solve_exact(tree).root_value
+    runs = {}
+    for method, bound in (("dcfr", 200), ("cfr+", 1000)):
+        res = solve_cfr(tree, target(method))
+        assert max(res.iterations.values()) <= bound, (method, res.iterations)
+        assert res.exploitability < 1e-3
+        assert res.root_value == pytest.approx(exact, abs=1e-3)
+        runs[method] = sum(res.iterations.values())
+    assert runs["dcfr"] <= runs["cfr+"]
+
+
+@pytest.mark.parametrize(("seed", "rnd", "turn", "bound"), [(5, 4, 4, 2000), (0, 5, 4, 50)])
+def test_vanilla_cfr_converges_and_dcfr_is_faster(seed, rnd, turn, bound):
+    tree = build_tree(position(seed, rnd, turn), "compact")
+    vanilla = solve_cfr(
+        tree, CFRParams(method="cfr", iterations=None, target_exploitability=1e-3, max_iterations=bound)
+    )
+    dcfr = solve_cfr(tree, CFRParams(method="dcfr", iterations=None, target_exploitability=1e-3))
+    assert max(vanilla.iterations.values()) <= bound and vanilla.traces[-1].exploitability[-1] <= 1e-3
+    assert vanilla.root_value == pytest.approx(solve_exact(tree).root_value, abs=2e-3)
+    assert sum(dcfr.iterations.values()) <= sum(vanilla.iterations.values())
+
+
+def test_dcfr_is_faster_than_vanilla_cfr_on_every_small_game():
+    for seed, rnd, turn in SMALL:
+        tree = build_tree(position(seed, rnd, turn), "compact")
+        its = {}
+        for method in ("cfr", "dcfr"):
+            res = solve_cfr(
+                tree, CFRParams(method=method, iterations=None, target_exploitability=1e-3, max_iterations=3000)
+            )
+            its[method] = sum(res.iterations.values())
+        assert its["dcfr"] < its["cfr"] or its["cfr"] == its["dcfr"] == len(tree.rounds) * 10, its
+
+
+def test_alternating_and_simultaneous_updates_both_converge_and_differ():
+    tree = build_tree(position(0, 5, 0), "compact")
+    exact = solve_exact(tree).root_value
+    results = {
+        u: solve_cfr(tree, CFRParams(method="dcfr", iterations=40, updates=u)) for u in ("alternating", "simultaneous")
+    }
+    for res in results.values():
+        assert res.root_value == pytest.approx(exact, abs=0.05)
+    a, s = (results[u].strategy[(5, 0)] for u in ("alternating", "simultaneous"))
+    assert not bool((a - s).abs().max() < 1e-6)  # not the same algorithm under two names
+
+
+def test_external_sampling_converges_in_expectation():
+    tree = build_tree(position(5, 4, 4), "compact")
+    exact = solve_exact(tree).root_value
+    res = solve_cfr(tree, CFRParams(method="es-mccfr", iterations=1500, check_every=500, seed=3))
+    assert res.exploitability < 0.05
+    assert res.root_value == pytest.approx(exact, abs=0.05)
+    again = solve_cfr(tree, CFRParams(method="es-mccfr", iterations=1500, check_every=500, seed=3))
+    assert again.root_value == res.root_value  # seeded
+    other = solve_cfr(tree, CFRParams(method="es-mccfr", iterations=1500, check_every=500, seed=4))
+    assert any(other.strategy[k].tolist() != res.strategy[k].tolist() for k in res.strategy)
+
+
+def test_value_passed_back_is_the_average_strategys_value():
+    """Each round passes the exact value of its average strategy, so the root value is the value of
+    the whole average strategy (the paper's code passes the iterates' mean instead)."""
+    tree = build_tree(position(6, 4, 4), "paper")
+    res = solve_cfr(tree, CFRParams(method="cfr", iterations=30))
+    assert res.root_value == pytest.approx(strategy_value(tree, res.strategy), abs=1e-4)
+    assert res.exploitability == pytest.approx(exploitability(tree, res.strategy), abs=1e-6)
+
+
+def test_dcfr_on_the_reference_decks(reference_decks):
+    for nd in reference_decks:
+        tree = build_tree(GameState.initial(nd.deck), "compact")
+        res = solve_cfr(tree, CFRParams(method="dcfr", iterations=None, target_exploitability=1e-3))
+        assert abs(res.game_value() - nd.value) < 0.01, nd.id
+        assert res.exploitability < 0.01, nd.id
+
+
+# -- outputs --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["compact", "paper"])
+def test_strategy_table_round_trips_with_one_row_per_edge(tmp_path, mode):
+    tree = build_tree(position(8, 4, 0), mode)  # infosets need rounds that start at turn 0
+    res = solve_cfr(tree, CFRParams(method="dcfr", iterations=20))
+    path = tmp_path / "s.parquet"
+    rows = write_strategy_table(path, tree, res.strategy, "deck-x")
+    n_edges = sum(rt.edges(t)[0].shape[0] for rt in tree.rounds for t in range(rt.start_turn, 8))
+    assert rows == n_edges == pq.read_metadata(path).num_rows
+    back = read_strategy_table(path, tree)
+    assert back.keys() == res.strategy.keys()
+    assert all(bool((back[k] == res.strategy[k]).all()) for k in back)
+    table = pq.read_table(path)
+    assert len(table.schema) == 58 + 6
+    assert set(table.column("deck_id").to_pylist()) == {"deck-x"}
+    assert set(table.column("round").to_pylist()) == {4, 5}
+
+
+def test_strategy_table_refuses_another_tree_or_a_broken_file(tmp_path):
+    tree = build_tree(position(5, 5, 0), "compact")
+    res = solve_cfr(tree, CFRParams(method="dcfr", iterations=5))
+    path = tmp_path / "s.parquet"
+    write_strategy_table(path, tree, res.strategy, "d")
+    with pytest.raises(PasurInputError, match="'compact' tree, not of this 'paper' tree"):
+        read_strategy_table(path, build_tree(position(5, 5, 0), "paper"))
+    with pytest.raises(PasurInputError, match="another deck"):
+        read_strategy_table(path, build_tree(position(6, 5, 0), "compact"))
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    with pytest.raises(PasurInputError, match="not a readable Parquet"):
+        read_strategy_table(broken, tree)
+    with pytest.raises(PasurInputError, match="not found"):
+        read_strategy_table(tmp_path / "nope.parquet", tree)
+
+
+BAD_PARAMS = [
+    (dict(iterations=0), "iterations must be a positive number"),
+    (dict(iterations=-5), "iterations must be a positive number"),
+    (dict(method="cfr++"), "unknown CFR method 'cfr\\+\\+'"),
+    (dict(updates="sometimes"), "unknown update scheme"),
+    (dict(alpha=-1.0), "alpha must be in"),
+    (dict(gamma=float("nan")), "gamma must be in"),
+    (dict(iterations=None), "give a number of iterations or a target"),
+    (dict(iterations=None, target_exploitability=0.0), "target exploitability must be positive"),
+    (dict(check_every=0), "check-every must be positive"),
+]
+
+
+@pytest.mark.parametrize(("kw", "message"), BAD_PARAMS, ids=[m for _, m in BAD_PARAMS])
+def test_bad_parameters_are_refused(kw, message):
+    with pytest.raises(PasurInputError, match=message):
+        CFRParams(**kw).check()
+
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--iterations", "0"], "iterations must be a positive number"),
+        (["--alpha", "-2"], "alpha must be in"),
+        (["--updates", "both"], "unknown update scheme"),
+        (["--target-exploitability", "-1"], "target exploitability must be positive"),
+    ],
+)
+def test_cli_refuses_bad_cfr_parameters_before_any_work(args, message, tmp_path):
+    out = tmp_path / "out"
+    r = runner.invoke(app, ["solve", "--seed", "1", "--method", "dcfr", "--out", str(out), *args])
+    assert r.exit_code == 2 and message in r.stderr and not out.exists()
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cli_cfr_writes_outputs_atomically(tmp_path, reference_decks):
+    nd = reference_decks[2]
+    out = tmp_path / "solve"
+    args = ["solve", "--deck", str(nd.deck), "--method", "dcfr", "--iterations", "30", "--out", str(out), "-q"]
+    r = runner.invoke(app, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)
+    assert summary["method"] == "dcfr" and summary["parameters"]["alpha"] == 1.5 and summary["exact_value"] == 5
+    assert abs(summary["value"] - 5) < 0.05 and summary["exploitability"] < 0.1
+    assert [x["round"] for x in summary["rounds"]] == list(range(6))
+    assert "average strategy" in summary["value_passed_between_rounds"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "convergence.png",
+        "strategy.parquet",
+        "summary.json",
+        "traces.parquet",
+    ]
+    assert (
+        json.loads((out / "summary.json").read_text())["strategy_rows"]
+        == pq.read_metadata(out / "strategy.parquet").num_rows
+    )
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left behind
+    again = runner.invoke(app, args)
+    assert again.exit_code == 2 and "exists already" in again.stderr
