@@ -40,6 +40,9 @@ from pasur.state import ALEX, TURNS_PER_ROUND
 from pasur.tensor.tree import GameTree, RoundTree
 
 METHODS = ("cfr", "cfr+", "dcfr", "es-mccfr")
+#: regret matching floor: actions without positive regret get FLOOR / total, so a node whose
+#: regrets are all non-positive plays uniformly (as the paper's TOL, but negligible: 1e-30)
+FLOOR = 1e-30
 UPDATES = ("alternating", "simultaneous")
 
 
@@ -94,6 +97,14 @@ class _Layer:
     n_child: int
     tree_like: bool  # child == arange(E): gathers instead of scatters
     deg: torch.Tensor  # float [n_parent], number of edges of each parent
+    uniform: torch.Tensor  # float [E], 1 / deg of the edge's parent
+    parent32: torch.Tensor  # int32 [E]: gathers are faster with int32 indices
+    child32: torch.Tensor  # int32 [E]
+    # work buffers, reused every iteration (the hot loop allocates nothing)
+    q: torch.Tensor  # [E] reward + value of the child
+    tmp: torch.Tensor  # [E]
+    tmp2: torch.Tensor  # [E]
+    vpar: torch.Tensor  # [n_parent] values of the parents
 
 
 @dataclass
@@ -115,6 +126,11 @@ def _scatter(src: torch.Tensor, index: torch.Tensor, n: int) -> torch.Tensor:
     return torch.zeros(n, dtype=src.dtype, device=src.device).index_add_(0, index, src)
 
 
+def _gather(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``x[index]`` for 1-D tensors; ``index_select`` is the lean kernel for it."""
+    return torch.index_select(x, 0, index)
+
+
 class RoundCFR:
     """CFR on one round, with fixed values at its terminal nodes."""
 
@@ -130,11 +146,42 @@ class RoundCFR:
             tree_like = parent.shape[0] == n_child and rt.mode == "paper"
             reward = rt.gt[t].reward.to(device)[gt_edge].to(self.dtype)
             deg = torch.bincount(parent, minlength=n_parent).to(self.dtype)
-            self.layers.append(_Layer(t, t & 1, parent, child, gt_edge, reward, n_parent, n_child, tree_like, deg))
+            uniform = 1.0 / deg[parent]
+            e = parent.shape[0]
+            buffers = [torch.empty(e, dtype=self.dtype, device=device) for _ in range(3)]
+            vpar = torch.empty(n_parent, dtype=self.dtype, device=device)
+            self.layers.append(
+                _Layer(
+                    t,
+                    t & 1,
+                    parent,
+                    child,
+                    gt_edge,
+                    reward,
+                    n_parent,
+                    n_child,
+                    tree_like,
+                    deg,
+                    uniform,
+                    parent.to(torch.int32),
+                    child.to(torch.int32),
+                    *buffers,
+                    vpar,
+                )
+            )
+        # reach probabilities of Alex and Bob at the parents of every layer
+        self.reach = [
+            (
+                torch.empty(L.n_parent, dtype=self.dtype, device=device),
+                torch.empty(L.n_parent, dtype=self.dtype, device=device),
+            )
+            for L in self.layers
+        ]
         self.regret = [torch.zeros_like(L.reward) for L in self.layers]
         self.avg = [torch.zeros_like(L.reward) for L in self.layers]
-        self.sigma = [1.0 / L.deg[L.parent] for L in self.layers]
+        self.sigma = [L.uniform.clone() for L in self.layers]
         self.it = 0
+        self._stale = {ALEX, 1 - ALEX}  # players whose reach must be recomputed
         self.gen = torch.Generator(device=device).manual_seed(params.seed * 1_000_003 + rt.round)
 
     @property
@@ -152,7 +199,7 @@ class RoundCFR:
         out = []
         for L, s in zip(self.layers, sigma, strict=True):
             out.append((ra, rb))
-            ea, eb = ra[L.parent], rb[L.parent]
+            ea, eb = _gather(ra, L.parent), _gather(rb, L.parent)
             if L.mover == ALEX:
                 ea = ea * s
             else:
@@ -166,7 +213,7 @@ class RoundCFR:
         v = self.terminal
         for i in reversed(range(len(self.layers))):
             L = self.layers[i]
-            q = L.reward + v[L.child]
+            q = L.reward + (v if L.tree_like else _gather(v, L.child))
             v_parent = rule(L, i, q)
             if on_layer is not None:
                 on_layer(i, q, v_parent)
@@ -200,8 +247,9 @@ class RoundCFR:
 
     # -- strategies -------------------------------------------------------------------------
     def _normalize(self, L: _Layer, w: torch.Tensor) -> torch.Tensor:
-        total = _scatter(w, L.parent, L.n_parent)[L.parent]
-        return torch.where(total > 0, w / torch.where(total > 0, total, 1.0), 1.0 / L.deg[L.parent])
+        """``w`` normalized per parent (a new tensor); uniform where ``w`` is all zero."""
+        w = torch.clamp_min(w, FLOOR)
+        return w / _gather(_scatter(w, L.parent, L.n_parent), L.parent)
 
     def average_strategy(self) -> list[torch.Tensor]:
         return [self._normalize(L, a) for L, a in zip(self.layers, self.avg, strict=True)]
@@ -217,38 +265,86 @@ class RoundCFR:
         for group in players:
             self._cfr_pass(group)
 
-    def _cfr_pass(self, players: tuple[int, ...]) -> None:
-        reach = self._reach(self.sigma)
-        method, t = self.params.method, self.it
-        updates: list[tuple[int, torch.Tensor, torch.Tensor]] = []
+    def _fast_reach(self) -> None:
+        """Reach at every layer's parents under the current strategy, in place, for the players
+        whose strategy changed since it was last computed (``self._stale``)."""
+        for p in self._stale:
+            self.reach[0][p].fill_(1.0)
+        for i, L in enumerate(self.layers[:-1]):
+            for p in self._stale:
+                r, nxt, own = self.reach[i][p], self.reach[i + 1][p], L.mover == p
+                if L.tree_like:
+                    torch.index_select(r, 0, L.parent32, out=nxt)
+                    if own:
+                        nxt.mul_(self.sigma[i])
+                else:
+                    torch.index_select(r, 0, L.parent32, out=L.tmp)
+                    if own:
+                        L.tmp.mul_(self.sigma[i])
+                    nxt.zero_().scatter_add_(0, L.child, L.tmp)
+        self._stale = set()
 
-        def on_layer(i, q, v_parent):
+    def _fast_values(self) -> None:
+        """``q`` of every edge and ``vpar`` of every parent under the current strategy, in place."""
+        v = self.terminal
+        for i in reversed(range(len(self.layers))):
             L = self.layers[i]
-            if L.mover in players:
-                ra, rb = reach[i]
-                own, opp = (ra, rb) if L.mover == ALEX else (rb, ra)
-                sign = 1.0 if L.mover == ALEX else -1.0
-                r = sign * opp[L.parent] * (q - v_parent[L.parent])
-                updates.append((i, r, own[L.parent] * self.sigma[i]))
+            if L.tree_like:
+                torch.add(L.reward, v, out=L.q)
+            else:
+                torch.index_select(v, 0, L.child32, out=L.q)
+                L.q.add_(L.reward)
+            torch.mul(self.sigma[i], L.q, out=L.tmp)
+            L.vpar.zero_().scatter_add_(0, L.parent, L.tmp)
+            v = L.vpar
 
-        self._backward(self._expect(self.sigma), on_layer)
-        p = self.params
-        for i, r, w in updates:
-            if method == "cfr":
-                self.regret[i] += r
-                self.avg[i] += w
-            elif method == "cfr+":
-                self.regret[i] = torch.clamp_min(self.regret[i] + r, 0.0)
-                self.avg[i] += t * w
+    def _cfr_pass(self, players: tuple[int, ...]) -> None:
+        """One CFR update of ``players``' layers: reach forward, values backward, then regrets,
+        average strategy and regret matching, edge by edge, without allocating."""
+        self._fast_reach()
+        self._fast_values()
+        p, t = self.params, self.it
+        for i, L in enumerate(self.layers):
+            if L.mover not in players:
+                continue
+            ra, rb = self.reach[i]
+            own, opp = (ra, rb) if L.mover == ALEX else (rb, ra)
+            r, w = L.tmp, L.tmp2
+            torch.index_select(L.vpar, 0, L.parent32, out=r)
+            torch.sub(L.q, r, out=r)  # q - v(parent)
+            torch.index_select(opp, 0, L.parent32, out=w)
+            r.mul_(w)  # x the opponent's reach
+            if L.mover != ALEX:
+                r.neg_()  # Bob minimizes Alex's points
+            torch.index_select(own, 0, L.parent32, out=w)
+            w.mul_(self.sigma[i])  # own reach x current strategy: the average's weight
+            R, S = self.regret[i], self.avg[i]
+            if p.method == "cfr":
+                R.add_(r)
+                S.add_(w)
+            elif p.method == "cfr+":
+                R.add_(r).clamp_min_(0.0)
+                S.add_(w, alpha=float(t))
             else:  # dcfr, equations (6)-(8)
                 if t > 1:
                     pos = (t - 1) ** p.alpha / ((t - 1) ** p.alpha + 1)
                     neg = (t - 1) ** p.beta / ((t - 1) ** p.beta + 1)
-                    self.regret[i] *= torch.where(self.regret[i] > 0, pos, neg)
-                self.avg[i] = self.avg[i] * ((t - 1) / t) ** p.gamma + w
-                self.regret[i] += r
-            L = self.layers[i]
-            self.sigma[i] = self._normalize(L, torch.clamp_min(self.regret[i], 0.0))
+                    # R * pos where R > 0, R * neg elsewhere: R*neg + max(R, 0)*(pos - neg)
+                    torch.clamp_min(R, 0.0, out=L.q)
+                    R.mul_(neg).add_(L.q, alpha=pos - neg)
+                S.mul_(((t - 1) / t) ** p.gamma).add_(w)
+                R.add_(r)
+            self._match(L, R, self.sigma[i])
+            self._stale.add(L.mover)
+
+    @staticmethod
+    def _match(L: _Layer, weights: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """Regret matching in place: ``out`` = positive part of ``weights``, normalized per parent;
+        uniform where none is positive (a tiny floor makes those all equal)."""
+        torch.clamp_min(weights, FLOOR, out=out)
+        L.vpar.zero_().scatter_add_(0, L.parent, out)
+        torch.index_select(L.vpar, 0, L.parent32, out=L.tmp)
+        return out.div_(L.tmp)
 
     def _es_pass(self, traverser: int) -> None:
         """External sampling for ``traverser``: counts of sampled paths instead of reaches."""
