@@ -6,23 +6,41 @@ on stderr and exit code 2; results go to stdout, progress to stderr.
 
 from __future__ import annotations
 
-import functools
 import json
+import random
 import secrets
-import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from pasur import __version__
 from pasur.agents import AGENT_NAMES, ExactAgent, GameAborted, make_agent, play_game
-from pasur.cards import JACK_MASK, NamedDeck, clubs_in, format_cards, parse_deck, random_deck, read_deck_file
+from pasur.cards import JACK_MASK, NamedDeck, clubs_in, format_cards, random_deck
+from pasur.cli_common import (
+    CFR_METHODS,
+    METHODS,
+    TREES,
+    AsciiOpt,
+    DeckFileOpt,
+    DeckIdOpt,
+    DeckOpt,
+    DeviceOpt,
+    JsonOpt,
+    MemOpt,
+    QuietOpt,
+    SeedOpt,
+    TreeOpt,
+    err,
+    one_deck,
+    progress_display,
+    select_decks,
+    tree_options,
+    user_errors,
+)
 from pasur.errors import PasurInputError
 from pasur.gamelog import GameLog
-from pasur.reference import ReferenceSolver
+from pasur.runs import build, run_cfr, solve_exact_run, solve_reference
 from pasur.state import GameState
 
 app = typer.Typer(
@@ -32,114 +50,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True)
-
-CFR_METHODS = ("cfr", "cfr+", "dcfr", "es-mccfr")
-METHODS = ("exact", "reference", *CFR_METHODS)
-TREES = ("compact", "paper")
-
-DeckOpt = Annotated[str | None, typer.Option("--deck", help="A deck: 52 cards such as 'TD 5S QC ...'.")]
-DeckFileOpt = Annotated[
-    Path | None, typer.Option("--deck-file", help="A file of decks: one per line, or JSON (list of strings/objects).")
-]
-SeedOpt = Annotated[int | None, typer.Option("--seed", help="Deal a random valid deck from this seed.")]
-DeckIdOpt = Annotated[str | None, typer.Option("--deck-id", help="With --deck-file: only the deck with this id.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON summary instead of tables.")]
-AsciiOpt = Annotated[bool, typer.Option("--ascii", help="Cards as 'TD' instead of '10♦'.")]
-TreeOpt = Annotated[str, typer.Option("--tree", help="Tree mode: compact (lossless state merging) or paper.")]
-DeviceOpt = Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:N or auto.")]
-MemOpt = Annotated[
-    float | None, typer.Option("--memory-limit", help="GiB the tree may use (default: what the device has free).")
-]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
-
-
-def _tree_options(tree: str, device: str, memory_limit: float | None):
-    from pasur.tensor.device import resolve_device
-
-    if tree not in TREES:
-        raise PasurInputError(f"unknown tree mode {tree!r} (choose from {', '.join(TREES)})")
-    if memory_limit is not None and memory_limit <= 0:
-        raise PasurInputError(f"--memory-limit must be positive, got {memory_limit}")
-    limit = None if memory_limit is None else int(memory_limit * 2**30)
-    return resolve_device(device), limit
-
-
-def _build(nd: NamedDeck, tree: str, dev, limit, progress: Progress | None, infosets: bool = False):
-    from pasur.tensor.tree import build_tree
-
-    task = None
-    callback = None
-    if progress is not None:
-        task = progress.add_task(f"building the {tree} tree of {nd.id}", total=None)
-
-        def callback(r: int, t: int, n: int) -> None:
-            progress.update(task, description=f"building the {tree} tree of {nd.id}: round {r} turn {t}, {n:,} nodes")
-
-    built = build_tree(GameState.initial(nd.deck), tree, dev, infosets=infosets, memory_limit=limit, progress=callback)
-    if task is not None:
-        progress.remove_task(task)
-    return built
-
-
-def fail(message: str) -> typer.Exit:
-    err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
-    return typer.Exit(2)
-
-
-def user_errors(fn):
-    """Turn :class:`PasurInputError` into a one-line message and exit code 2, and running out of
-    (GPU) memory into a one-line message and exit code 3."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        import torch
-
-        try:
-            return fn(*args, **kwargs)
-        except PasurInputError as e:
-            raise fail(str(e)) from None
-        except (torch.OutOfMemoryError, MemoryError) as e:
-            first = str(e).splitlines()[0] if str(e) else type(e).__name__
-            err.print(
-                f"error: out of memory ({first}); try --tree compact or a smaller --memory-limit",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
-            )
-            raise typer.Exit(3) from None
-
-    return wrapper
-
-
-def select_decks(deck: str | None, deck_file: Path | None, seed: int | None, deck_id: str | None) -> list[NamedDeck]:
-    """The decks named by the common options; exactly one source, else a random seed (printed)."""
-    given = [n for n, v in (("--deck", deck), ("--deck-file", deck_file), ("--seed", seed)) if v is not None]
-    if len(given) > 1:
-        raise PasurInputError(f"give only one of {', '.join(given)}")
-    if deck_id is not None and deck_file is None:
-        raise PasurInputError("--deck-id goes with --deck-file")
-    if deck is not None:
-        return [NamedDeck("deck", parse_deck(deck))]
-    if deck_file is not None:
-        decks = read_deck_file(deck_file)
-        if deck_id is not None:
-            decks = [d for d in decks if d.id == deck_id]
-            if not decks:
-                raise PasurInputError(f"no deck with id {deck_id!r} in {deck_file}")
-        return decks
-    if seed is None:
-        seed = secrets.randbelow(2**31)
-        err.print(f"dealing a random deck (seed {seed})", highlight=False)
-    import random
-
-    return [NamedDeck(f"seed-{seed}", random_deck(random.Random(seed)))]
-
-
-def one_deck(decks: list[NamedDeck], what: str) -> NamedDeck:
-    if len(decks) != 1:
-        raise PasurInputError(f"{what} takes one deck; the file holds {len(decks)} (pick one with --deck-id)")
-    return decks[0]
 
 
 @app.callback()
@@ -169,7 +79,6 @@ def deal(
     as_json: JsonOpt = False,
 ) -> None:
     """Print a seeded (or random) valid deck as one line of 52 cards; a deck file with --count."""
-    import random
 
     if seed is None:
         seed = secrets.randbelow(2**31)
@@ -247,58 +156,6 @@ def play(
         typer.echo(log.to_text(unicode=not ascii_cards))
 
 
-def _solve_reference(nd: NamedDeck, progress: Progress | None) -> dict:
-    solver = ReferenceSolver(nd.deck)
-    task = None
-    if progress is not None:
-        task = progress.add_task(f"solving {nd.id}", total=None)
-        solver.on_progress = lambda n: progress.update(task, description=f"solving {nd.id}: {n:,} states")
-    t0 = time.perf_counter()
-    start = GameState.initial(nd.deck)
-    value = solver.value(start)
-    seconds = time.perf_counter() - t0
-    if progress is not None and task is not None:
-        progress.remove_task(task)
-    line = solver.optimal_line(start)
-    return {
-        "id": nd.id,
-        "deck": str(nd.deck),
-        "method": "reference",
-        "value": value,
-        "known_value": nd.value,
-        "states": solver.n_states,
-        "seconds": round(seconds, 4),
-        "log": GameLog(nd.deck, tuple(line)),
-    }
-
-
-def _solve_exact(nd: NamedDeck, tree: str, dev, limit, progress: Progress | None) -> dict:
-    from pasur.tensor.exact import optimal_line, solve_exact
-
-    t0 = time.perf_counter()
-    built = _build(nd, tree, dev, limit, progress)
-    t1 = time.perf_counter()
-    solution = solve_exact(built, keep_values=False)
-    value = solution.game_value()  # (a float: waits for the device)
-    t2 = time.perf_counter()
-    line = optimal_line(solution)
-    return {
-        "id": nd.id,
-        "deck": str(nd.deck),
-        "method": "exact",
-        "tree": tree,
-        "device": str(dev),
-        "value": int(value),
-        "known_value": nd.value,
-        "nodes": built.n_nodes,
-        "tree_bytes": built.nbytes(),
-        "build_seconds": round(t1 - t0, 4),
-        "solve_seconds": round(t2 - t1, 4),
-        "seconds": round(t2 - t0, 4),
-        "log": GameLog(nd.deck, tuple(line)),
-    }
-
-
 @app.command()
 @user_errors
 def solve(
@@ -342,7 +199,7 @@ def solve(
     or with a CFR variant (an approximate equilibrium, its value and exploitability)."""
     if method not in METHODS:
         raise PasurInputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
-    dev, limit = _tree_options(tree, device, memory_limit)
+    dev, limit = tree_options(tree, device, memory_limit)
     if method in CFR_METHODS:
         from pasur.tensor.cfr import CFRParams
 
@@ -360,27 +217,21 @@ def solve(
         if out is not None and out.exists() and not overwrite:
             raise PasurInputError(f"output folder {out} exists already (choose another --out, or --overwrite)")
         nd = one_deck(select_decks(deck, deck_file, seed, deck_id), "a CFR solve")
-        _solve_cfr(nd, tree, dev, limit, params, out, overwrite, as_json, quiet)
+        result, info = run_cfr(nd, tree, dev, limit, params, out, overwrite, quiet)
+        _print_cfr(nd, tree, dev, params, out, result, info, as_json)
         return
     if out is not None:
         raise PasurInputError("--out goes with the CFR methods (cfr, cfr+, dcfr, es-mccfr)")
     decks = select_decks(deck, deck_file, seed, deck_id)
     results = []
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=quiet,
-    ) as progress:
+    with progress_display(quiet) as progress:
         overall = progress.add_task("decks", total=len(decks)) if len(decks) > 1 else None
         for nd in decks:
             shown = None if quiet else progress
             if method == "exact":
-                results.append(_solve_exact(nd, tree, dev, limit, shown))
+                results.append(solve_exact_run(nd, tree, dev, limit, shown))
             else:
-                results.append(_solve_reference(nd, shown))
+                results.append(solve_reference(nd, shown))
             if overall is not None:
                 progress.advance(overall)
     if as_json:
@@ -412,47 +263,8 @@ def solve(
         raise typer.Exit(1)
 
 
-def _solve_cfr(nd: NamedDeck, tree: str, dev, limit, params, out: Path | None, overwrite, as_json, quiet) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn
-
-    from pasur.atomic import atomic_dir
-    from pasur.tensor.cfr import solve_cfr
-    from pasur.tensor.exact import solve_exact
-
-    cap = params.iterations if params.iterations is not None else params.max_iterations
-    columns = (
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=err, transient=True, disable=quiet) as progress:
-        built = _build(nd, tree, dev, limit, None if quiet else progress, infosets=out is not None)
-        tasks: dict[int, int] = {}
-
-        def on_iteration(r: int, it: int, expl: float | None) -> None:
-            if r not in tasks:
-                tasks[r] = progress.add_task(f"round {r}", total=cap)
-            desc = f"round {r}" + ("" if expl is None else f": exploitability {expl:.2e}")
-            progress.update(tasks[r], completed=it, **({"description": desc} if expl is not None else {}))
-
-        result = solve_cfr(built, params, dev, progress=on_iteration)
-        exact = solve_exact(built, keep_values=False).game_value()
-        info = None
-        if out is not None:
-            from pasur.tensor.cfr_io import write_outputs
-
-            progress.add_task(f"writing {out}", total=None)
-            with atomic_dir(out, overwrite=overwrite) as tmp:
-                info = write_outputs(tmp, result, nd.id, str(dev))
-                info["exact_value"] = exact
-                (tmp / "summary.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
-    if info is None:
-        from pasur.tensor.cfr_io import summary
-
-        info = summary(result, nd.id, str(dev), None)
-        info["exact_value"] = exact
+def _print_cfr(nd: NamedDeck, tree: str, dev, params, out: Path | None, result, info: dict, as_json: bool) -> None:
+    exact = info["exact_value"]
     if as_json:
         typer.echo(json.dumps(info, indent=1))
         return
@@ -494,19 +306,12 @@ def tree_stats(
     """Build a deck's tree and report nodes per round and turn, bytes held and build time."""
     modes = list(TREES) if tree == "both" else [tree]
     for m in modes:
-        dev, limit = _tree_options(m, device, memory_limit)
+        dev, limit = tree_options(m, device, memory_limit)
     nd = one_deck(select_decks(deck, deck_file, seed, deck_id), "tree-stats")
     reports = []
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=quiet,
-    ) as progress:
+    with progress_display(quiet) as progress:
         for m in modes:
-            built = _build(nd, m, dev, limit, None if quiet else progress)
+            built = build(nd, m, dev, limit, None if quiet else progress)
             reports.append(
                 {
                     "id": nd.id,

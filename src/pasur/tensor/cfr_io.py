@@ -197,10 +197,11 @@ def plot_traces(result: CFRResult, path: Path) -> None:
     plt.close(fig)
 
 
-def write_outputs(folder: Path, result: CFRResult, deck_id: str, device: str) -> dict:
-    """All outputs into ``folder`` (which the caller makes atomic); returns the summary."""
+def write_outputs(folder: Path, result: CFRResult, deck_id: str, device: str, extra: dict | None = None) -> dict:
+    """All outputs into ``folder`` (which the caller makes atomic); returns the summary
+    (with ``extra`` fields, such as the exact value, added)."""
     rows = write_strategy_table(folder / "strategy.parquet", result.tree, result.strategy, deck_id)
     write_traces(folder, result)
-    info = summary(result, deck_id, device, rows)
+    info = {**summary(result, deck_id, device, rows), **(extra or {})}
     (folder / "summary.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     return info
