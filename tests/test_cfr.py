@@ -89,6 +89,55 @@ def test_external_sampling_converges_in_expectation():
     assert any(other.strategy[k].tolist() != res.strategy[k].tolist() for k in res.strategy)
 
 
+@pytest.mark.parametrize("mode", ["compact", "paper"])
+def test_first_iteration_regrets_and_average_from_scratch(mode):
+    """One simultaneous vanilla iteration from the uniform strategy, recomputed from scratch in
+    float64: regrets = ±(opponent reach) x (q - v(parent)), average = own reach x uniform. Reach
+    is summed over parents (compact nodes have several). Regrets are continuous in the inputs,
+    so unlike the matched strategies they can be compared to a tolerance."""
+    import torch
+
+    from pasur.tensor.cfr import RoundCFR
+
+    rt = build_tree(position(1, 4, 2), mode).round(5)
+    rt_tree = rt
+    solver = RoundCFR(rt_tree, rt.terminal_value, CFRParams(method="cfr", updates="simultaneous"), torch.device("cpu"))
+    layers = [rt.edges(t) for t in range(rt.start_turn, 8)]
+    uniform = []
+    for t, (parent, _, _) in zip(range(rt.start_turn, 8), layers, strict=True):
+        deg = torch.bincount(parent, minlength=rt.n_nodes(t)).double()
+        uniform.append(1.0 / deg[parent])
+    # reach of Alex and Bob at each layer's parents
+    reach = [(torch.ones(rt.n_nodes(rt.start_turn), dtype=torch.float64),) * 2]
+    for i, (t, (parent, child, _)) in enumerate(zip(range(rt.start_turn, 8), layers, strict=True)):
+        ra, rb = reach[-1]
+        ea = ra[parent] * (uniform[i] if t % 2 == 0 else 1.0)
+        eb = rb[parent] * (uniform[i] if t % 2 == 1 else 1.0)
+        n = rt.n_nodes(t + 1)
+        reach.append(
+            (
+                torch.zeros(n, dtype=torch.float64).index_add_(0, child, ea),
+                torch.zeros(n, dtype=torch.float64).index_add_(0, child, eb),
+            )
+        )
+    v = rt.terminal_value.double()
+    want_regret, want_avg = {}, {}
+    for i in reversed(range(len(layers))):
+        t = rt.start_turn + i
+        parent, child, gt_edge = layers[i]
+        q = rt.gt[t].reward[gt_edge].double() + v[child]
+        vp = torch.zeros(rt.n_nodes(t), dtype=torch.float64).index_add_(0, parent, uniform[i] * q)
+        ra, rb = reach[i]
+        own, opp, sign = (ra, rb, 1.0) if t % 2 == 0 else (rb, ra, -1.0)
+        want_regret[i] = sign * opp[parent] * (q - vp[parent])
+        want_avg[i] = own[parent] * uniform[i]
+        v = vp
+    solver.iterate()
+    for i in range(len(layers)):
+        assert torch.allclose(solver.regret[i].double(), want_regret[i], atol=1e-4), i
+        assert torch.allclose(solver.avg[i].double(), want_avg[i], atol=1e-6), i
+
+
 def test_value_passed_back_is_the_average_strategys_value():
     """Each round passes the exact value of its average strategy, so the root value is the value of
     the whole average strategy (the paper's code passes the iterates' mean instead)."""
@@ -121,7 +170,7 @@ def test_strategy_table_round_trips_with_one_row_per_edge(tmp_path, mode):
     assert back.keys() == res.strategy.keys()
     assert all(bool((back[k] == res.strategy[k]).all()) for k in back)
     table = pq.read_table(path)
-    assert len(table.schema) == 58 + 6
+    assert len(table.schema) == 58 + 7
     assert set(table.column("deck_id").to_pylist()) == {"deck-x"}
     assert set(table.column("round").to_pylist()) == {4, 5}
 
@@ -153,6 +202,8 @@ BAD_PARAMS = [
     (dict(iterations=None), "give a number of iterations or a target"),
     (dict(iterations=None, target_exploitability=0.0), "target exploitability must be positive"),
     (dict(check_every=0), "check-every must be positive"),
+    (dict(method="es-mccfr", updates="simultaneous"), "es-mccfr traverses each player in turn"),
+    (dict(max_iterations=0), "max_iterations must be positive"),
 ]
 
 

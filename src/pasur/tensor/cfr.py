@@ -24,6 +24,11 @@ Variants (``method``):
 ``updates="alternating"`` (default) updates Alex, then Bob against Alex's new strategy, in
 every iteration; ``"simultaneous"`` updates both from the same strategy profile, as the
 paper's code does.
+
+Reproducibility: on the CPU a run is deterministic. Where several actions are equally good,
+rounding noise decides how regret matching splits between them, so runs on another device
+(CUDA sums scatter-adds in no fixed order) or with another dtype can give different strategies
+of the same quality (the same values and exploitability to within the tolerance).
 """
 
 from __future__ import annotations
@@ -72,6 +77,10 @@ class CFRParams:
             raise PasurInputError(f"iterations must be a positive number, got {self.iterations}")
         if self.target_exploitability is not None and not self.target_exploitability > 0:
             raise PasurInputError(f"the target exploitability must be positive, got {self.target_exploitability}")
+        if self.method == "es-mccfr" and self.updates != "alternating":
+            raise PasurInputError("es-mccfr traverses each player in turn: its updates are alternating")
+        if self.max_iterations <= 0:
+            raise PasurInputError(f"max_iterations must be positive, got {self.max_iterations}")
         if self.check_every <= 0:
             raise PasurInputError(f"--check-every must be positive, got {self.check_every}")
         if not (0 <= self.alpha <= 10 and math.isfinite(self.alpha)):
@@ -91,12 +100,10 @@ class _Layer:
     mover: int
     parent: torch.Tensor  # int64 [E]
     child: torch.Tensor  # int64 [E]
-    gt_edge: torch.Tensor  # int64 [E]
     reward: torch.Tensor  # float [E]
     n_parent: int
     n_child: int
-    tree_like: bool  # child == arange(E): gathers instead of scatters
-    deg: torch.Tensor  # float [n_parent], number of edges of each parent
+    tree_like: bool  # child == arange(E) (paper mode): gathers instead of scatters
     uniform: torch.Tensor  # float [E], 1 / deg of the edge's parent
     parent32: torch.Tensor  # int32 [E]: gathers are faster with int32 indices
     child32: torch.Tensor  # int32 [E]
@@ -143,7 +150,7 @@ class RoundCFR:
         for t in range(rt.start_turn, TURNS_PER_ROUND):
             parent, child, gt_edge = (x.to(device) for x in rt.edges(t))
             n_parent, n_child = rt.n_nodes(t), rt.n_nodes(t + 1)
-            tree_like = parent.shape[0] == n_child and rt.mode == "paper"
+            tree_like = rt.mode == "paper"  # every child has exactly one parent edge
             reward = rt.gt[t].reward.to(device)[gt_edge].to(self.dtype)
             deg = torch.bincount(parent, minlength=n_parent).to(self.dtype)
             uniform = 1.0 / deg[parent]
@@ -156,12 +163,10 @@ class RoundCFR:
                     t & 1,
                     parent,
                     child,
-                    gt_edge,
                     reward,
                     n_parent,
                     n_child,
                     tree_like,
-                    deg,
                     uniform,
                     parent.to(torch.int32),
                     child.to(torch.int32),
@@ -191,21 +196,6 @@ class RoundCFR:
     # -- passes -----------------------------------------------------------------------------
     def _to_child(self, L: _Layer, per_edge: torch.Tensor) -> torch.Tensor:
         return per_edge if L.tree_like else _scatter(per_edge, L.child, L.n_child)
-
-    def _reach(self, sigma) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """Reach probabilities of Alex and Bob at the parents of every layer."""
-        ra = torch.ones(self.n_roots, dtype=self.dtype, device=self.device)
-        rb = ra.clone()
-        out = []
-        for L, s in zip(self.layers, sigma, strict=True):
-            out.append((ra, rb))
-            ea, eb = _gather(ra, L.parent), _gather(rb, L.parent)
-            if L.mover == ALEX:
-                ea = ea * s
-            else:
-                eb = eb * s
-            ra, rb = self._to_child(L, ea), self._to_child(L, eb)
-        return out
 
     def _backward(self, rule: Callable[[_Layer, int, torch.Tensor], torch.Tensor], on_layer=None) -> torch.Tensor:
         """Values at the round's roots; ``rule(layer, index, q)`` gives the parents' values from
@@ -353,8 +343,9 @@ class RoundCFR:
             if L.mover == traverser:
                 sampled.append(None)
                 continue
-            u = torch.rand(s.shape, generator=self.gen, dtype=self.dtype, device=self.device).clamp_min(1e-300)
-            key = torch.log(s.clamp_min(1e-300)) - torch.log(-torch.log(u))
+            tiny = torch.finfo(self.dtype).tiny
+            u = torch.rand(s.shape, generator=self.gen, dtype=self.dtype, device=self.device).clamp(tiny, 1 - 1e-7)
+            key = torch.log(s.clamp_min(tiny)) - torch.log(-torch.log(u))  # Gumbel-max sampling
             best = torch.full((L.n_parent,), float("-inf"), dtype=key.dtype, device=key.device)
             best.scatter_reduce_(0, L.parent, key, "amax")
             pick = key == best[L.parent]
@@ -452,13 +443,7 @@ def solve_cfr(
                 progress(rt.round, solver.it, expl)
             if expl is not None and params.target_exploitability is not None and expl <= params.target_exploitability:
                 break
-        avg = solver.average_strategy()
-        if not trace.iterations or trace.iterations[-1] != solver.it:
-            per_root = solver.exploitability(avg)
-            trace.iterations.append(solver.it)
-            trace.exploitability.append(float(per_root.max()))
-            trace.mean_exploitability.append(float(per_root.mean()))
-            snapshots.append(torch.cat([a[s] for a, s in zip(avg, sample, strict=True)]).cpu())
+        avg = solver.average_strategy()  # (the loop ends on a checkpoint: limit reached or target met)
         final = snapshots[-1]
         trace.mse_to_final = [float(((s - final) ** 2).mean()) if final.numel() else 0.0 for s in snapshots]
         next_roots = solver.values(avg).to(device=tree.device, dtype=torch.float32)

@@ -4,7 +4,10 @@ convergence traces (Parquet and a PNG in the style of the paper's Figure 15).
 The strategy table has one row per full-game-tree node after an action, i.e. per edge of
 the tree: the node's 58 infoset features (:mod:`pasur.tensor.infoset`), the average-strategy
 probability of the action that led to it, the deck id, and enough to map the row back onto
-a tree (``edge``: the edge's index in its layer; ``node``: its parent; the action).
+a tree (``edge``: the edge's index in its layer; ``node``: its parent; ``child``: the node it
+leads to; the action). In the compact tree a node merges histories: its features are those of
+one of them, so rows of different parents can share features; (round, turn, player, node) is
+the decision point, not the features.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ SCHEMA = pa.schema(
         pa.field("deck_id", pa.dictionary(pa.int32(), pa.string())),
         pa.field("edge", pa.int64()),
         pa.field("node", pa.int64()),
+        pa.field("child", pa.int64()),
         pa.field("action_card", pa.int8()),
         pa.field("action_captured", pa.int64()),
     ]
@@ -62,6 +66,7 @@ def write_strategy_table(path: Path, tree: GameTree, strategy: Strategy, deck_id
                 cols["deck_id"] = pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int32()), pa.array([deck_id]))
                 cols["edge"] = torch.arange(n).numpy()
                 cols["node"] = parent.cpu().numpy()
+                cols["child"] = child.cpu().numpy()
                 cols["action_card"] = layer.card[gt_edge].cpu().numpy()
                 cols["action_captured"] = layer.captured[gt_edge].cpu().numpy()
                 writer.write_table(pa.table(cols, schema=writer.schema))
@@ -85,6 +90,8 @@ def read_strategy_table(path: str | Path, tree: GameTree) -> Strategy:
         )
     if meta.get(b"pasur.deck", b"").decode() != str(tree.start.deck):
         raise PasurInputError(f"{path}: a strategy of another deck")
+    if meta.get(b"pasur.start", b"").decode() != f"{tree.start.round}.{tree.start.turn}":
+        raise PasurInputError(f"{path}: a strategy of a tree with another start state")
     rnd = torch.from_numpy(table.column("round").to_numpy().astype("int64"))
     ply = 2 * torch.from_numpy(table.column("turn").to_numpy().astype("int64")) + torch.from_numpy(
         table.column("player").to_numpy().astype("int64")
@@ -101,8 +108,11 @@ def read_strategy_table(path: str | Path, tree: GameTree) -> Strategy:
                     f"{path}: round {rt.round} turn {t} has {int(sel.sum())} rows, the tree {n} "
                     "(truncated or of another start state)"
                 )
+            edges = edge[sel]
+            if torch.unique(edges).numel() != n or int(edges.min()) < 0 or int(edges.max()) >= n:
+                raise PasurInputError(f"{path}: round {rt.round} turn {t}: the edge column is not a permutation")
             p = torch.empty(n, dtype=torch.float32)
-            p[edge[sel]] = prob[sel]
+            p[edges] = prob[sel]
             out[(rt.round, t)] = p.to(tree.device)
     return out
 
