@@ -5,8 +5,9 @@ Alex moves on even turns. Two modes, one interface (:class:`RoundTree`):
 
 ``paper``
     The paper's decomposition. Inside a round the *game tree* (GT) holds card states with
-    their within-round history (``t_gme`` [M, 3, m]: owner row and the two action-history
-    rows); it is a tree: every action makes a new node. The *Full Game Tree* (FGT) pairs each
+    their within-round history; it is a tree: every action makes a new node. The history is
+    kept as ``t_cmp`` [M, m] per layer; the paper's ``t_gme`` [M, 3, m] (owner row and the two
+    action-history rows) is rebuilt from the edges on request (:mod:`pasur.tensor.gme`). The *Full Game Tree* (FGT) pairs each
     GT node with the inherited scores of its root (``t_fgm`` [Q, 2] = (GT node, score id),
     ``t_scr`` [S, 4]); its edges ``t_edg`` come from RepeatBlocks. Between rounds, unique
     end-of-round pools and new scores give the next round's roots and the linkage ``t_lnk``
@@ -486,5 +487,6 @@ def build_tree(
 ) -> GameTree:
     """Build the open-hand game tree from ``start`` (usually ``GameState.initial(deck)``).
 
-    ``infosets`` keeps ``t_cmp`` per layer in paper mode (for the infoset tensor)."""
+    ``infosets`` keeps ``t_cmp`` per layer (for the infoset tensor; in compact mode, of one
+    representative history per node, and each node's score)."""
     return TreeBuilder(mode, device, infosets=infosets, memory_limit=memory_limit, progress=progress).build(start)
