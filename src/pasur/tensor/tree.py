@@ -8,8 +8,9 @@ Alex moves on even turns. Two modes, one interface (:class:`RoundTree`):
     their within-round history; it is a tree: every action makes a new node. The history is
     kept as ``t_cmp`` [M, m] per layer; the paper's ``t_gme`` [M, 3, m] (owner row and the two
     action-history rows) is rebuilt from the edges on request (:mod:`pasur.tensor.gme`).
-    The *Full Game Tree* (FGT) pairs each GT node with the inherited scores of its root (``t_fgm`` [Q, 2] = (GT node, score id),
-    ``t_scr`` [S, 4]); its edges ``t_edg`` come from RepeatBlocks. Between rounds, unique
+    The *Full Game Tree* (FGT) pairs each GT node with the inherited scores of its root
+    (``t_fgm`` [Q, 2] = (GT node, score id), ``t_scr`` [S, 4]); its edges ``t_edg`` come from
+    RepeatBlocks. Between rounds, unique
     end-of-round pools and new scores give the next round's roots and the linkage ``t_lnk``
     (CodeSnippet 7). The inherited score is (Alex clubs, Bob clubs, 7-clubs flag, last
     capturer): the paper's code keys on the first three; the last capturer is added because
