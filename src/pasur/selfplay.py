@@ -1,0 +1,236 @@
+"""Batched self-play: N games of one deck at once, on tensors (device-agnostic).
+
+All games of a batch move in lockstep (every turn each game plays one card), so the round
+and turn are shared while hands, pool, piles, Surs and last capturer are per game (int64 card
+masks, as in :mod:`pasur.tensor`). Legal actions for the whole batch come from
+:func:`pasur.tensor.actions.layer_actions`, in the scalar engine's order; a batch agent picks,
+for every game, one of its actions in one call.
+
+>>> from pasur.cards import Deck
+>>> games = play_batch(Deck.from_seed(3), BatchGreedy(), BatchRandom(seed=1), n_games=4)
+>>> games.utility().shape
+torch.Size([4])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+
+from pasur.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, SUR_POINTS, Deck
+from pasur.rules import Action
+from pasur.state import ALEX, FINAL_ROUND, TURNS_PER_ROUND, GameState
+from pasur.tensor.actions import LayerActions, card_points_of, layer_actions
+from pasur.tensor.ops import popcount
+
+
+@dataclass
+class BatchState:
+    """The state of N games of one deck at the same (round, turn)."""
+
+    deck: Deck
+    round: int
+    turn: int
+    hands: list[torch.Tensor]  # 2 x [N] int64 masks
+    pool: torch.Tensor
+    piles: list[torch.Tensor]
+    surs: list[torch.Tensor]
+    last: torch.Tensor  # 0 nobody, 1 Alex, 2 Bob
+    history: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)  # (card, captured) per turn
+
+    @classmethod
+    def initial(cls, deck: Deck, n: int, device: str | torch.device = "cpu") -> BatchState:
+        def full(x: int) -> torch.Tensor:
+            return torch.full((n,), x, dtype=torch.int64, device=device)
+
+        return cls(
+            deck,
+            0,
+            0,
+            [full(deck.hand_mask(0, 0)), full(deck.hand_mask(1, 0))],
+            full(deck.pool_mask),
+            [full(0), full(0)],
+            [full(0), full(0)],
+            full(0),
+        )
+
+    @property
+    def n(self) -> int:
+        return int(self.pool.shape[0])
+
+    @property
+    def player(self) -> int:
+        return self.turn & 1
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.round == FINAL_ROUND and self.turn == TURNS_PER_ROUND
+
+    def legal_actions(self) -> LayerActions:
+        """Every game's legal actions (``row`` = game), computed once per distinct (hand, pool)."""
+        p = self.player
+        dealt = list(self.deck.hand(p, self.round))
+        hand = self.hands[p]
+        local = torch.zeros_like(hand)
+        for i, c in enumerate(dealt):
+            local |= ((hand >> c) & 1) << i
+        ukeys, inv = torch.unique(self.pool | (local << 52), return_inverse=True)
+        first = torch.full((ukeys.shape[0],), self.n, dtype=torch.int64, device=hand.device)
+        first.scatter_reduce_(0, inv, torch.arange(self.n, device=hand.device), "amin")
+        la = layer_actions(hand[first], self.pool[first], dealt, self.round)
+        # expand the unique rows' actions to every game
+        from pasur.tensor.ops import inverse_unique
+
+        idx = inverse_unique(la.brf, inv)
+        brf = la.brf[inv]
+        row = torch.arange(self.n, device=hand.device).repeat_interleave(brf, output_size=int(brf.sum()))
+        return LayerActions(row, la.card[idx], la.captured[idx], la.points[idx], la.clubs[idx], brf)
+
+    def apply(self, actions: LayerActions, choice: torch.Tensor) -> None:
+        """Play, in every game, the action of index ``choice[g]`` (into ``actions``), in place."""
+        p = self.player
+        card, captured = actions.card[choice], actions.captured[choice]
+        bit = torch.ones_like(card) << card
+        is_cap = captured != 0
+        sur = is_cap & (captured == self.pool) & (card // 4 != 10) & (self.round < FINAL_ROUND)
+        self.hands[p] = self.hands[p] & ~bit
+        self.piles[p] = torch.where(is_cap, self.piles[p] | captured | bit, self.piles[p])
+        self.pool = torch.where(is_cap, self.pool & ~captured, self.pool | bit)
+        self.surs[p] = self.surs[p] + sur.long()
+        self.last = torch.where(is_cap, p + 1, self.last)
+        self.history.append((card, captured))
+        self.turn += 1
+        if self.turn == TURNS_PER_ROUND:
+            if self.round < FINAL_ROUND:
+                self.round += 1
+                self.turn = 0
+                self.hands = [torch.full_like(self.pool, self.deck.hand_mask(q, self.round)) for q in (0, 1)]
+            else:  # the final sweep to the last capturer of the whole game
+                for q in (0, 1):
+                    self.piles[q] = torch.where(self.last == q + 1, self.piles[q] | self.pool, self.piles[q])
+                self.pool = torch.where(self.last != 0, 0, self.pool)
+
+    def points(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Points so far of Alex and Bob in every game (the clubs bonus once clinched)."""
+        clubs = [popcount(pile & CLUB_MASK) for pile in self.piles]
+        out = []
+        for q in (0, 1):
+            bonus = torch.where(clubs[q] >= CLUBS_FOR_BONUS, CLUBS_BONUS, 0)
+            out.append(card_points_of(self.piles[q]) + SUR_POINTS * self.surs[q] + bonus)
+        return out[0], out[1]
+
+    def utility(self) -> torch.Tensor:
+        """Alex's points minus Bob's in every game."""
+        a, b = self.points()
+        return a - b
+
+    def actions_of(self, game: int) -> list[Action]:
+        """The actions played so far in one game (for replays in the scalar engine)."""
+        return [Action(int(c[game]), int(k[game])) for c, k in self.history]
+
+
+class BatchAgent(Protocol):
+    name: str
+
+    def choose(self, state: BatchState, actions: LayerActions) -> torch.Tensor:
+        """For every game, the index (into ``actions``) of the action to play."""
+        ...
+
+
+def _first_index(actions: LayerActions) -> torch.Tensor:
+    return torch.cumsum(actions.brf, 0) - actions.brf
+
+
+class BatchRandom:
+    """Uniform over each game's legal actions, from its own seeded generator."""
+
+    name = "random"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
+        self.gen: torch.Generator | None = None
+
+    def choose(self, state: BatchState, actions: LayerActions) -> torch.Tensor:
+        dev = actions.brf.device
+        if self.gen is None:
+            self.gen = torch.Generator(device=dev)
+            self.gen.manual_seed(self.seed if self.seed is not None else torch.seed())
+        u = torch.rand(state.n, generator=self.gen, device=dev)
+        pick = torch.minimum((u * actions.brf).long(), actions.brf - 1)
+        return _first_index(actions) + pick
+
+
+class BatchGreedy:
+    """The scalar :class:`pasur.agents.GreedyAgent`, for a batch: most immediate points, then
+    clubs taken, then cards taken, then the first action in (card, captured) order."""
+
+    name = "greedy"
+
+    def choose(self, state: BatchState, actions: LayerActions) -> torch.Tensor:
+        taken = torch.where(actions.captured != 0, actions.captured | (1 << actions.card), 0)
+        score = (actions.points * 64 + actions.clubs) * 64 + popcount(taken)
+        best = torch.full((state.n,), -1, dtype=torch.int64, device=score.device)
+        best.scatter_reduce_(0, actions.row, score, "amax")
+        idx = torch.arange(score.shape[0], device=score.device)
+        cand = torch.where(score == best[actions.row], idx, score.shape[0])
+        first = torch.full((state.n,), score.shape[0], dtype=torch.int64, device=score.device)
+        return first.scatter_reduce_(0, actions.row, cand, "amin")
+
+
+class BatchExact:
+    """Optimal play from the exact reference solver: one answer per distinct game state."""
+
+    name = "exact"
+
+    def __init__(self) -> None:
+        from pasur.agents import ExactAgent
+
+        self._scalar = ExactAgent()
+
+    def choose(self, state: BatchState, actions: LayerActions) -> torch.Tensor:
+        first = _first_index(actions).tolist()
+        answers: dict[tuple, int] = {}
+        out = []
+        hands = [h.tolist() for h in state.hands]
+        pool, piles = state.pool.tolist(), [p.tolist() for p in state.piles]
+        surs, last = [s.tolist() for s in state.surs], state.last.tolist()
+        cards, caps = actions.card.tolist(), actions.captured.tolist()
+        brf = actions.brf.tolist()
+        for g in range(state.n):
+            key = (hands[0][g], hands[1][g], pool[g], piles[0][g], piles[1][g], surs[0][g], surs[1][g], last[g])
+            if key not in answers:
+                s = GameState(
+                    state.deck,
+                    state.round,
+                    state.turn,
+                    (hands[0][g], hands[1][g]),
+                    pool[g],
+                    (piles[0][g], piles[1][g]),
+                    (surs[0][g], surs[1][g]),
+                    None if last[g] == 0 else last[g] - 1,
+                )
+                a = self._scalar.choose(s)
+                lo = first[g]
+                answers[key] = next(j for j in range(brf[g]) if (cards[lo + j], caps[lo + j]) == (a.card, a.captured))
+            out.append(first[g] + answers[key])
+        return torch.tensor(out, dtype=torch.int64, device=actions.brf.device)
+
+
+BATCH_AGENTS = {"random": BatchRandom, "greedy": BatchGreedy, "exact": BatchExact}
+
+
+def play_batch(
+    deck: Deck, alex: BatchAgent, bob: BatchAgent, n_games: int, device: str | torch.device = "cpu"
+) -> BatchState:
+    """Play ``n_games`` games of ``deck`` to the end; the final batch state holds every result."""
+    state = BatchState.initial(deck, n_games, device)
+    agents = (alex, bob)
+    while not state.is_terminal:
+        actions = state.legal_actions()
+        state.apply(actions, agents[state.player].choose(state, actions))
+    return state
+
+
+__all__ = ["ALEX", "BATCH_AGENTS", "BatchExact", "BatchGreedy", "BatchRandom", "BatchState", "play_batch"]
