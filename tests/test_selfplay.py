@@ -63,3 +63,61 @@ def test_random_agent_is_seeded():
     one = play_batch(deck, BatchRandom(seed=7), BatchRandom(seed=8), n_games=10).utility()
     two = play_batch(deck, BatchRandom(seed=7), BatchRandom(seed=8), n_games=10).utility()
     assert torch.equal(one, two)
+
+
+def _tree_and_strategy(deck, mode="compact"):
+    from pasur.tensor.exact import pure_strategy, solve_exact
+    from pasur.tensor.tree import build_tree
+
+    tree = build_tree(GameState.initial(deck), mode)
+    return tree, pure_strategy(solve_exact(tree))
+
+
+def test_tracked_nodes_offer_each_games_legal_actions():
+    from pasur.selfplay import TreeTracker
+
+    deck = Deck.from_seed(4)
+    tree, _ = _tree_and_strategy(deck)
+    state = BatchState.initial(deck, 12)
+    state.tracker = TreeTracker(tree, 12)
+    agent = BatchRandom(seed=5)
+    while not state.is_terminal:
+        actions = state.legal_actions()
+        for g in range(0, 12, 3):
+            mine = actions.row == g
+            got = list(zip(actions.card[mine].tolist(), actions.captured[mine].tolist(), strict=True))
+            node_actions = tree.out_actions(state.round, state.turn, int(state.tracker.node[g]))
+            assert got == [(a.card, a.captured) for a in node_actions]
+        state.apply(actions, agent.choose(state, actions))
+
+
+def test_strategy_agent_plays_the_exact_strategy_to_the_exact_value(reference_decks):
+    from pasur.selfplay import BatchStrategy
+
+    nd = reference_decks[2]
+    for mode in ("compact", "paper"):
+        tree, pure = _tree_and_strategy(nd.deck, mode)
+        both = play_batch(nd.deck, BatchStrategy(pure, 1), BatchStrategy(pure, 2), n_games=6, tree=tree)
+        assert both.utility().tolist() == [nd.value] * 6
+        vs_random = play_batch(nd.deck, BatchStrategy(pure, 1), BatchRandom(seed=9), n_games=50, tree=tree)
+        assert bool((vs_random.utility() >= nd.value).all())
+
+
+def test_cfr_strategy_against_random_guarantees_about_the_value(reference_decks, tmp_path):
+    """An equilibrium from DCFR, written to Parquet and read back, does at least as well against
+    random play as the exact value says it can guarantee (within the 95 % interval)."""
+    from pasur.measures import matchup_measures
+    from pasur.selfplay import BatchStrategy
+    from pasur.tensor.cfr import CFRParams, solve_cfr
+    from pasur.tensor.cfr_io import read_strategy_table, write_strategy_table
+    from pasur.tensor.tree import build_tree
+
+    nd = reference_decks[1]
+    tree = build_tree(GameState.initial(nd.deck), "compact")
+    res = solve_cfr(tree, CFRParams(method="dcfr", iterations=None, target_exploitability=1e-3))
+    write_strategy_table(tmp_path / "s.parquet", tree, res.strategy, nd.id)
+    strategy = read_strategy_table(tmp_path / "s.parquet", tree)
+    batch = play_batch(nd.deck, BatchStrategy(strategy, 1), BatchRandom(seed=2), n_games=2000, tree=tree)
+    m = matchup_measures(batch.utility())
+    assert m["ci95"][1] >= nd.value - 0.01 and m["mean"] > nd.value
+    assert m["win_rate"] + m["tie_rate"] + m["loss_rate"] == 1.0

@@ -39,6 +39,8 @@ class BatchState:
     surs: list[torch.Tensor]
     last: torch.Tensor  # 0 nobody, 1 Alex, 2 Bob
     history: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)  # (card, captured) per turn
+    #: with a tree: every game's node in it (``TreeTracker``), for agents that play from the tree
+    tracker: TreeTracker | None = None
 
     @classmethod
     def initial(cls, deck: Deck, n: int, device: str | torch.device = "cpu") -> BatchState:
@@ -101,6 +103,12 @@ class BatchState:
         self.surs[p] = self.surs[p] + sur.long()
         self.last = torch.where(is_cap, p + 1, self.last)
         self.history.append((card, captured))
+        if self.tracker is not None:
+            self.tracker.advance(
+                self.round,
+                self.turn,
+                choice - torch.cumsum(actions.brf, 0)[actions.row[choice]] + actions.brf[actions.row[choice]],
+            )
         self.turn += 1
         if self.turn == TURNS_PER_ROUND:
             if self.round < FINAL_ROUND:
@@ -218,14 +226,81 @@ class BatchExact:
         return torch.tensor(out, dtype=torch.int64, device=actions.brf.device)
 
 
+class TreeTracker:
+    """Follows every game of a batch through a tensor tree (built from the deck's initial state):
+    the node of each game, and each node's out-edges in legal-action order."""
+
+    def __init__(self, tree, n: int) -> None:
+        self.tree = tree
+        self.node = torch.zeros(n, dtype=torch.int64, device=tree.device)
+        self._order: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def out_edges(self, r: int, t: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(edge indices sorted by (parent, action order), start of each parent's run)."""
+        if (r, t) not in self._order:
+            rt = self.tree.round(r)
+            parent, _, gt_edge = rt.edges(t)
+            order = torch.argsort(parent * (int(gt_edge.max()) + 1) + gt_edge)
+            deg = torch.bincount(parent, minlength=rt.n_nodes(t))
+            self._order[(r, t)] = (order, torch.cumsum(deg, 0) - deg)
+        return self._order[(r, t)]
+
+    def edges_of_games(self, r: int, t: int, k: torch.Tensor) -> torch.Tensor:
+        """The edge of the ``k``-th legal action of every game at its node."""
+        order, start = self.out_edges(r, t)
+        return order[start[self.node] + k]
+
+    def advance(self, r: int, t: int, k: torch.Tensor) -> None:
+        """Move every game along its ``k``-th action (and through the link at a round's end)."""
+        rt = self.tree.round(r)
+        _, child, _ = rt.edges(t)
+        self.node = child[self.edges_of_games(r, t, k)]
+        if t + 1 == TURNS_PER_ROUND and rt.link is not None:
+            self.node = rt.link.long()[self.node]
+
+
+class BatchStrategy:
+    """Plays a solved strategy (probabilities on the tree's edges, e.g. read from a strategy
+    table), sampling each game's action from its node's distribution."""
+
+    name = "table"
+
+    def __init__(self, strategy: dict, seed: int | None = None) -> None:
+        self.strategy = strategy
+        self.sampler = BatchRandom(seed)
+
+    def choose(self, state: BatchState, actions: LayerActions) -> torch.Tensor:
+        tracker = state.tracker
+        if tracker is None:
+            raise ValueError("a strategy agent needs the batch to follow the tree (play_batch(..., tree=...))")
+        order, start = tracker.out_edges(state.round, state.turn)
+        first = _first_index(actions)
+        k = torch.arange(actions.row.shape[0], device=first.device) - first[actions.row]
+        edge = order[start[tracker.node[actions.row]] + k]
+        p = self.strategy[(state.round, state.turn)].to(first.device)[edge].double()
+        # inverse-CDF sampling per game over its own actions
+        cum = torch.cumsum(p, 0)
+        base = cum[first] - p[first]
+        total = cum[first + actions.brf - 1] - base
+        if self.sampler.gen is None:
+            self.sampler.choose(state, actions)  # seeds the generator
+        u = torch.rand(state.n, generator=self.sampler.gen, device=first.device, dtype=torch.float64)
+        target = base + u * total
+        pick = torch.searchsorted(cum, target, right=True)
+        return torch.minimum(torch.maximum(pick, first), first + actions.brf - 1)
+
+
 BATCH_AGENTS = {"random": BatchRandom, "greedy": BatchGreedy, "exact": BatchExact}
 
 
 def play_batch(
-    deck: Deck, alex: BatchAgent, bob: BatchAgent, n_games: int, device: str | torch.device = "cpu"
+    deck: Deck, alex: BatchAgent, bob: BatchAgent, n_games: int, device: str | torch.device = "cpu", tree=None
 ) -> BatchState:
-    """Play ``n_games`` games of ``deck`` to the end; the final batch state holds every result."""
+    """Play ``n_games`` games of ``deck`` to the end; the final batch state holds every result.
+    With ``tree`` (built from the deck's initial state) every game follows its node in it."""
     state = BatchState.initial(deck, n_games, device)
+    if tree is not None:
+        state.tracker = TreeTracker(tree, n_games)
     agents = (alex, bob)
     while not state.is_terminal:
         actions = state.legal_actions()
@@ -233,4 +308,14 @@ def play_batch(
     return state
 
 
-__all__ = ["ALEX", "BATCH_AGENTS", "BatchExact", "BatchGreedy", "BatchRandom", "BatchState", "play_batch"]
+__all__ = [
+    "ALEX",
+    "BATCH_AGENTS",
+    "BatchExact",
+    "BatchGreedy",
+    "BatchRandom",
+    "BatchState",
+    "BatchStrategy",
+    "TreeTracker",
+    "play_batch",
+]
