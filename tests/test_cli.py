@@ -154,3 +154,31 @@ def test_tensor_options_errors(args, message):
     assert r.exit_code == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], r.stderr
+
+
+def test_selfplay_reports_measures_and_refuses_bad_tables(tmp_path, reference_decks):
+    nd = reference_decks[2]
+    r = run("selfplay", "--deck", str(nd.deck), "--alex", "exact", "--bob", "exact", "--games", "4", "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["mean"] == nd.value and out["ci95"] == [nd.value, nd.value] and out["games"] == 4
+    text = run("selfplay", "--seed", "3", "--alex", "greedy", "--bob", "random", "--games", "50").stdout
+    assert "95% interval" in text and "ties counted for Alex" in text
+    solve = run(
+        "solve", "--deck", str(nd.deck), "--method", "dcfr", "--iterations", "20", "--out", str(tmp_path / "s"), "-q"
+    )
+    assert solve.exit_code == 0, solve.output
+    table = f"table:{tmp_path / 's' / 'strategy.parquet'}"
+    ok = run("selfplay", "--deck", str(nd.deck), "--alex", table, "--bob", "random", "--games", "200", "--json")
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["mean"] >= nd.value - 1
+    for args, message in [
+        (["--seed", "3", "--alex", table], "a strategy of another deck"),
+        (["--seed", "3", "--alex", "table:/nonexistent.parquet"], "strategy table not found"),
+        (["--seed", "3", "--bob", "oracle"], "unknown agent 'oracle'"),
+    ]:
+        r = run("selfplay", *args)
+        assert r.exit_code == 2 and message in r.stderr, r.stderr
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"not parquet")
+    r = run("selfplay", "--deck", str(nd.deck), "--alex", f"table:{broken}")
+    assert r.exit_code == 2 and "not a readable Parquet" in r.stderr

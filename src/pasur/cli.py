@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import secrets
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -288,6 +289,64 @@ def _print_cfr(nd: NamedDeck, tree: str, dev, params, out: Path | None, result, 
             f"wrote {out}/strategy.parquet ({info['strategy_rows']:,} rows), summary.json, traces.parquet, "
             "convergence.png"
         )
+
+
+@app.command()
+@user_errors
+def selfplay(
+    deck: DeckOpt = None,
+    deck_file: DeckFileOpt = None,
+    seed: SeedOpt = None,
+    deck_id: DeckIdOpt = None,
+    alex: Annotated[str, typer.Option("--alex", help="random, greedy, exact, or table:PATH.")] = "greedy",
+    bob: Annotated[str, typer.Option("--bob", help="random, greedy, exact, or table:PATH.")] = "random",
+    games: Annotated[int, typer.Option("--games", min=1, help="Games played at once.")] = 1000,
+    agent_seed: Annotated[int, typer.Option("--agent-seed", help="Seed of the sampling agents.")] = 0,
+    device: DeviceOpt = "cpu",
+    as_json: JsonOpt = False,
+) -> None:
+    """Play many games of one deck at once between two agents; print the distribution of Alex's
+    points minus Bob's, its mean with a 95 % interval, and win, tie and loss rates."""
+    from pasur.measures import matchup_measures
+    from pasur.runs import batch_agent
+    from pasur.selfplay import play_batch
+    from pasur.tensor.device import resolve_device
+
+    dev = resolve_device(device)
+    nd = one_deck(select_decks(deck, deck_file, seed, deck_id), "selfplay")
+    trees: dict = {}
+    a, tree_a = batch_agent(alex, nd, agent_seed, dev, trees)
+    b, tree_b = batch_agent(bob, nd, agent_seed + 1, dev, trees)
+    if tree_a is not None and tree_b is not None and tree_a is not tree_b:
+        raise PasurInputError("both strategy tables must come from the same tree mode")
+    t0 = time.perf_counter()
+    with err.status(f"playing {games:,} games of {nd.id}"):
+        batch = play_batch(nd.deck, a, b, games, dev, tree=tree_a or tree_b)
+    seconds = time.perf_counter() - t0
+    m = matchup_measures(batch.utility())
+    info = {
+        "deck_id": nd.id,
+        "deck": str(nd.deck),
+        "alex": alex,
+        "bob": bob,
+        "device": str(dev),
+        "seconds": round(seconds, 4),
+        "games_per_second": round(games / seconds, 1),
+        **m,
+    }
+    if as_json:
+        typer.echo(json.dumps(info, indent=1))
+        return
+    typer.echo(f"deck {nd.id}: Alex {alex} vs Bob {bob}, {games:,} games in {seconds:.2f} s")
+    typer.echo(
+        f"Alex - Bob: mean {m['mean']:+.3f}, 95% interval [{m['ci95'][0]:+.3f}, {m['ci95'][1]:+.3f}], sd {m['std']:.3f}"
+    )
+    typer.echo(
+        f"Alex wins {m['win_rate']:.1%}, ties {m['tie_rate']:.1%}, loses {m['loss_rate']:.1%} "
+        f"(wins with ties counted for Alex, as the paper's code does: {m['win_rate_ties_to_alex']:.1%})"
+    )
+    dist = "  ".join(f"{v:+d}:{c}" for v, c in sorted(m["distribution"].items()))
+    typer.echo(f"distribution: {dist}")
 
 
 @app.command("tree-stats")

@@ -115,3 +115,32 @@ def run_cfr(nd: NamedDeck, tree: str, dev, limit, params, out: Path | None, over
         with atomic_dir(out, overwrite=overwrite) as tmp:
             info = write_outputs(tmp, result, nd.id, str(dev), extra)
     return result, info
+
+
+def batch_agent(spec: str, nd: NamedDeck, seed: int | None, dev, trees: dict):
+    """A batch agent from its name: random, greedy, exact, or ``table:PATH`` (a strategy table;
+    its tree is built once per mode into ``trees``)."""
+    from pasur.errors import PasurInputError
+    from pasur.selfplay import BATCH_AGENTS, BatchStrategy
+
+    if spec.startswith("table:"):
+        import pyarrow.parquet as pq
+
+        from pasur.tensor.cfr_io import read_strategy_table
+        from pasur.tensor.tree import build_tree
+
+        path = Path(spec[len("table:") :])
+        if not path.exists():
+            raise PasurInputError(f"strategy table not found: {path}")
+        try:
+            mode = (pq.read_schema(path).metadata or {}).get(b"pasur.tree", b"").decode()
+        except Exception as e:  # pyarrow raises several types for a broken file
+            raise PasurInputError(f"{path}: not a readable Parquet strategy table ({e})") from None
+        if mode not in ("paper", "compact"):
+            raise PasurInputError(f"{path}: not a pasur strategy table (no tree mode in its metadata)")
+        if mode not in trees:
+            trees[mode] = build_tree(GameState.initial(nd.deck), mode, dev, infosets=False)
+        return BatchStrategy(read_strategy_table(path, trees[mode]), seed), trees[mode]
+    if spec not in BATCH_AGENTS:
+        raise PasurInputError(f"unknown agent {spec!r} (choose from {', '.join(BATCH_AGENTS)}, or table:PATH)")
+    return (BATCH_AGENTS[spec](seed) if spec == "random" else BATCH_AGENTS[spec]()), None
