@@ -22,7 +22,7 @@ import torch
 from pasur.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, SUR_POINTS, Deck
 from pasur.rules import Action
 from pasur.state import ALEX, FINAL_ROUND, TURNS_PER_ROUND, GameState
-from pasur.tensor.actions import LayerActions, card_points_of, layer_actions
+from pasur.tensor.actions import LayerActions, card_points_of, unique_row_actions
 from pasur.tensor.ops import popcount
 
 
@@ -73,22 +73,8 @@ class BatchState:
     def legal_actions(self) -> LayerActions:
         """Every game's legal actions (``row`` = game), computed once per distinct (hand, pool)."""
         p = self.player
-        dealt = list(self.deck.hand(p, self.round))
-        hand = self.hands[p]
-        local = torch.zeros_like(hand)
-        for i, c in enumerate(dealt):
-            local |= ((hand >> c) & 1) << i
-        ukeys, inv = torch.unique(self.pool | (local << 52), return_inverse=True)
-        first = torch.full((ukeys.shape[0],), self.n, dtype=torch.int64, device=hand.device)
-        first.scatter_reduce_(0, inv, torch.arange(self.n, device=hand.device), "amin")
-        la = layer_actions(hand[first], self.pool[first], dealt, self.round)
-        # expand the unique rows' actions to every game
-        from pasur.tensor.ops import inverse_unique
-
-        idx = inverse_unique(la.brf, inv)
-        brf = la.brf[inv]
-        row = torch.arange(self.n, device=hand.device).repeat_interleave(brf, output_size=int(brf.sum()))
-        return LayerActions(row, la.card[idx], la.captured[idx], la.points[idx], la.clubs[idx], brf)
+        la, inv = unique_row_actions(self.hands[p], self.pool, list(self.deck.hand(p, self.round)), self.round)
+        return la.expand(inv)[0]
 
     def apply(self, actions: LayerActions, choice: torch.Tensor) -> None:
         """Play, in every game, the action of index ``choice[g]`` (into ``actions``), in place."""
@@ -96,7 +82,7 @@ class BatchState:
         card, captured = actions.card[choice], actions.captured[choice]
         bit = torch.ones_like(card) << card
         is_cap = captured != 0
-        sur = is_cap & (captured == self.pool) & (card // 4 != 10) & (self.round < FINAL_ROUND)
+        sur = actions.sur[choice]
         self.hands[p] = self.hands[p] & ~bit
         self.piles[p] = torch.where(is_cap, self.piles[p] | captured | bit, self.piles[p])
         self.pool = torch.where(is_cap, self.pool & ~captured, self.pool | bit)

@@ -34,7 +34,7 @@ from pasur.cards import (
     value,
 )
 from pasur.rules import CAPTURE_SUM
-from pasur.tensor.ops import popcount
+from pasur.tensor.ops import first_occurrence, inverse_unique, popcount
 
 #: chunk of (rows x subsets) pairs tested at once; bounds the transient memory (8 bytes each)
 PAIR_CHUNK = 1 << 22
@@ -81,7 +81,17 @@ class LayerActions:
     captured: torch.Tensor  # int64 [A], 0 = laid
     points: torch.Tensor  # int64 [A], card points + 5 per Sur
     clubs: torch.Tensor  # int64 [A]
+    sur: torch.Tensor  # bool [A]
     brf: torch.Tensor  # int64 [rows]
+
+    def expand(self, inv: torch.Tensor) -> tuple[LayerActions, torch.Tensor]:
+        """The actions of original rows, where row ``i`` is unique row ``inv[i]`` (InverseUnique,
+        CodeSnippet 3); also returns, per expanded action, its index among the unique ones."""
+        idx = inverse_unique(self.brf, inv)
+        brf = self.brf[inv]
+        row = torch.arange(inv.shape[0], device=inv.device).repeat_interleave(brf, output_size=idx.shape[0])
+        take = [x[idx] for x in (self.card, self.captured, self.points, self.clubs, self.sur)]
+        return LayerActions(row, *take, brf), idx
 
 
 def _court_actions(hand, pool, cards: list[int], same_rank_mask: int, rows_out, cards_out, caps_out):
@@ -167,7 +177,20 @@ def layer_actions(
     points = card_points_of(taken) + SUR_POINTS * sur.long()
     clubs = popcount(taken & CLUB_MASK)
     brf = torch.bincount(row, minlength=n)
-    return LayerActions(row, card, cap, points, clubs, brf)
+    return LayerActions(row, card, cap, points, clubs, sur, brf)
+
+
+def unique_row_actions(
+    hand: torch.Tensor, pool: torch.Tensor, dealt: list[int], round_: int, in_play: int = (1 << 52) - 1
+) -> tuple[LayerActions, torch.Tensor]:
+    """Actions of the distinct (hand, pool) rows only, and the inverse map from every row to its
+    distinct row: many nodes or games share a hand and a pool, and actions depend on nothing else."""
+    local = torch.zeros_like(hand)  # the hand within the mover's (at most 4) dealt cards
+    for i, c in enumerate(dealt):
+        local |= ((hand >> c) & 1) << i
+    ukeys, inv = torch.unique(pool | (local << 52), return_inverse=True)
+    first = first_occurrence(inv, ukeys.shape[0])
+    return layer_actions(hand[first], pool[first], dealt, round_, in_play), inv
 
 
 _POINT_CARDS = [c for c in range(52) if (POINT_CARDS_MASK >> c) & 1]

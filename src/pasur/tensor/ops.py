@@ -63,3 +63,13 @@ def popcount(x: torch.Tensor) -> torch.Tensor:
     for shift in range(0, 64, 8):
         out += lut[(x >> shift) & 255].long()
     return out
+
+
+def first_occurrence(inv: torch.Tensor, n_unique: int) -> torch.Tensor:
+    """For each unique id of an inverse map, the first row that has it.
+
+    >>> first_occurrence(torch.tensor([1, 0, 1, 2, 0]), 3).tolist()
+    [1, 0, 3]
+    """
+    first = torch.full((n_unique,), inv.shape[0], dtype=torch.int64, device=inv.device)
+    return first.scatter_reduce_(0, inv, torch.arange(inv.shape[0], device=inv.device), "amin")

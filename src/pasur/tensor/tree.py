@@ -40,10 +40,10 @@ import torch
 from pasur.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, N_ROUNDS
 from pasur.rules import Action
 from pasur.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
-from pasur.tensor.actions import card_points_of, layer_actions
+from pasur.tensor.actions import card_points_of, unique_row_actions
 from pasur.tensor.gme import initial_cmp, update_cmp
 from pasur.tensor.memory import MemoryGuard
-from pasur.tensor.ops import inverse_unique, popcount, repeat_blocks_index
+from pasur.tensor.ops import first_occurrence, inverse_unique, popcount, repeat_blocks_index
 
 Mode = Literal["paper", "compact"]
 MODES: tuple[str, ...] = ("paper", "compact")
@@ -325,16 +325,7 @@ class TreeBuilder:
             layer = GTLayer(n=frontier.n)
             self._keep_infosets(layer, frontier)
             rt.gt[t] = layer
-            hand = frontier.hands[p]
-            # unique (hand, pool) rows: actions depend on nothing else
-            hand_local = torch.zeros_like(hand)
-            for i, c in enumerate(dealt[p]):
-                hand_local |= ((hand >> c) & 1) << i
-            keys = frontier.pool | (hand_local << 52)
-            ukeys, inv = torch.unique(keys, return_inverse=True)
-            u_idx = torch.full((ukeys.shape[0],), inv.shape[0], dtype=torch.int64, device=dev)
-            u_idx.scatter_reduce_(0, inv, torch.arange(inv.shape[0], device=dev), "amin")  # first row of each
-            la = layer_actions(hand[u_idx], frontier.pool[u_idx], dealt[p], r, inp_mask)
+            la, inv = unique_row_actions(frontier.hands[p], frontier.pool, dealt[p], r, inp_mask)
             brf = la.brf[inv]
             n_children = int(brf.sum())
             n_fgm = int((c_scr * brf).sum()) if c_scr is not None else n_children
@@ -399,9 +390,7 @@ class TreeBuilder:
         _, loc_id = torch.unique(loc_key, return_inverse=True)
         key = (loc_id << 8) | (child.clubs[0] << 5) | (child.clubs[1] << 2) | child.last
         ukey, inv = torch.unique(key, return_inverse=True)
-        first = torch.full((ukey.shape[0],), inv.shape[0], dtype=torch.int64, device=inv.device)
-        first.scatter_reduce_(0, inv, torch.arange(inv.shape[0], device=inv.device), "amin")
-        return child.take(first), inv.to(torch.int32)
+        return child.take(first_occurrence(inv, ukey.shape[0])), inv.to(torch.int32)
 
     def _end_round(self, rt: RoundTree, frontier: _Frontier):
         """Link the round's terminal nodes to the next round's roots (CodeSnippet 7), or value them."""
@@ -439,9 +428,8 @@ class TreeBuilder:
         # running score of the round, packed: clubs (< 16 each) and last capturer (< 4)
         run_key = frontier.clubs[0] | (frontier.clubs[1] << 4) | (frontier.last << 8)
         pair = (s << 10) | run_key[g]
-        _, pair_inv = torch.unique(pair, return_inverse=True)
-        first = torch.full((int(pair_inv.max()) + 1,), pair.shape[0], dtype=torch.int64, device=dev)
-        first.scatter_reduce_(0, pair_inv, torch.arange(pair.shape[0], device=dev), "amin")
+        upair, pair_inv = torch.unique(pair, return_inverse=True)
+        first = first_occurrence(pair_inv, upair.shape[0])
         ps, pg = s[first], g[first]  # representative (score, GT node) of each pair
         ca, cb = _inherited_clubs(sc[ps])
         ca, cb = _normalize_clubs(ca + frontier.clubs[0][pg], cb + frontier.clubs[1][pg])
