@@ -58,7 +58,6 @@ class DeckJob:
 
     def check(self) -> DeckJob:
         from pasur.cli_common import METHODS, TREES
-        from pasur.tensor.cfr import CFRParams
 
         if self.method not in METHODS or self.method == "reference":
             raise PasurInputError(f"unknown method {self.method!r} (choose from exact, {', '.join(METHODS[2:])})")
@@ -134,7 +133,7 @@ def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None
     rec["tree_bytes"] = tree.nbytes()
     rec["build_seconds"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    rec["exact_value"] = int(round(solve_exact(tree, keep_values=False).game_value()))
+    rec["exact_value"] = round(solve_exact(tree, keep_values=False).game_value())
     rec["exact_seconds"] = time.perf_counter() - t1
     if nd.value is not None:
         rec["known_value"] = nd.value
@@ -211,4 +210,3 @@ def _play_matchups(nd: NamedDeck, job: DeckJob, tree, strategy, model, dev, fold
             break
     (folder / "matchups.json").write_text(json.dumps(details, indent=1) + "\n", encoding="utf-8")
     return out
-
