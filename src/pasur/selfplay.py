@@ -19,6 +19,7 @@ from typing import Protocol
 
 import torch
 
+from pasur.batch_infosets import InfosetTracker
 from pasur.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, SUR_POINTS, Deck
 from pasur.rules import Action
 from pasur.state import ALEX, FINAL_ROUND, TURNS_PER_ROUND, GameState
@@ -41,6 +42,9 @@ class BatchState:
     history: list[tuple[torch.Tensor, torch.Tensor]] = field(default_factory=list)  # (card, captured) per turn
     #: with a tree: every game's node in it (``TreeTracker``), for agents that play from the tree
     tracker: TreeTracker | None = None
+    #: every game's infoset codes per feature mode (``InfosetTracker``), for agents that score
+    #: infosets (models)
+    infosets: dict[str, InfosetTracker] = field(default_factory=dict)
 
     @classmethod
     def initial(cls, deck: Deck, n: int, device: str | torch.device = "cpu") -> BatchState:
@@ -56,6 +60,24 @@ class BatchState:
             [full(0), full(0)],
             [full(0), full(0)],
             full(0),
+        )
+
+    @classmethod
+    def from_state(cls, start: GameState, n: int, device: str | torch.device = "cpu") -> BatchState:
+        """``n`` copies of a scalar state (any round, any turn)."""
+
+        def full(x: int) -> torch.Tensor:
+            return torch.full((n,), x, dtype=torch.int64, device=device)
+
+        return cls(
+            start.deck,
+            start.round,
+            start.turn,
+            [full(h) for h in start.hands],
+            full(start.pool),
+            [full(p) for p in start.piles],
+            [full(s) for s in start.surs],
+            full(0 if start.last_capturer is None else start.last_capturer + 1),
         )
 
     @property
@@ -89,6 +111,8 @@ class BatchState:
         self.surs[p] = self.surs[p] + sur.long()
         self.last = torch.where(is_cap, p + 1, self.last)
         self.history.append((card, captured))
+        for tracker in self.infosets.values():
+            tracker.advance(self, card, captured)
         if self.tracker is not None:
             self.tracker.advance(
                 self.round,
@@ -101,6 +125,8 @@ class BatchState:
                 self.round += 1
                 self.turn = 0
                 self.hands = [torch.full_like(self.pool, self.deck.hand_mask(q, self.round)) for q in (0, 1)]
+                for tracker in self.infosets.values():
+                    tracker.start_round(self)
             else:  # the final sweep to the last capturer of the whole game
                 for q in (0, 1):
                     self.piles[q] = torch.where(self.last == q + 1, self.piles[q] | self.pool, self.piles[q])
@@ -146,12 +172,16 @@ class BatchRandom:
         self.seed = seed
         self.gen: torch.Generator | None = None
 
+    def generator(self, device: torch.device) -> torch.Generator:
+        """The agent's generator, made (and seeded) on first use on ``device``."""
+        if self.gen is None:
+            self.gen = torch.Generator(device=device)
+            self.gen.manual_seed(self.seed if self.seed is not None else torch.seed())
+        return self.gen
+
     def choose(self, state: BatchState, actions: LayerActions) -> torch.Tensor:
         dev = actions.brf.device
-        if self.gen is None:
-            self.gen = torch.Generator(device=dev)
-            self.gen.manual_seed(self.seed if self.seed is not None else torch.seed())
-        u = torch.rand(state.n, generator=self.gen, device=dev)
+        u = torch.rand(state.n, generator=self.generator(dev), device=dev)
         pick = torch.minimum((u * actions.brf).long(), actions.brf - 1)
         return _first_index(actions) + pick
 
@@ -264,30 +294,51 @@ class BatchStrategy:
         k = torch.arange(actions.row.shape[0], device=first.device) - first[actions.row]
         edge = order[start[tracker.node[actions.row]] + k]
         p = self.strategy[(state.round, state.turn)].to(first.device)[edge].double()
-        # inverse-CDF sampling per game over its own actions
-        cum = torch.cumsum(p, 0)
-        base = cum[first] - p[first]
-        total = cum[first + actions.brf - 1] - base
-        if self.sampler.gen is None:
-            self.sampler.choose(state, actions)  # seeds the generator
-        u = torch.rand(state.n, generator=self.sampler.gen, device=first.device, dtype=torch.float64)
-        target = base + u * total
-        pick = torch.searchsorted(cum, target, right=True)
-        return torch.minimum(torch.maximum(pick, first), first + actions.brf - 1)
+        return sample_per_game(p, actions, self.sampler, state.n)
+
+
+def sample_per_game(p: torch.Tensor, actions: LayerActions, sampler: BatchRandom, n: int) -> torch.Tensor:
+    """For every game, an action sampled from ``p`` (per action, summing to 1 over each game's
+    actions), by inverse CDF on one uniform per game (CodeSnippet 9's scheme)."""
+    first = _first_index(actions)
+    cum = torch.cumsum(p, 0)
+    base = cum[first] - p[first]
+    total = cum[first + actions.brf - 1] - base
+    u = torch.rand(n, generator=sampler.generator(first.device), device=first.device, dtype=torch.float64)
+    target = base + u * total
+    pick = torch.searchsorted(cum, target, right=True)
+    return torch.minimum(torch.maximum(pick, first), first + actions.brf - 1)
 
 
 BATCH_AGENTS = {"random": BatchRandom, "greedy": BatchGreedy, "exact": BatchExact}
 
 
 def play_batch(
-    deck: Deck, alex: BatchAgent, bob: BatchAgent, n_games: int, device: str | torch.device = "cpu", tree=None
+    deck: Deck,
+    alex: BatchAgent,
+    bob: BatchAgent,
+    n_games: int,
+    device: str | torch.device = "cpu",
+    tree=None,
+    start: GameState | None = None,
 ) -> BatchState:
     """Play ``n_games`` games of ``deck`` to the end; the final batch state holds every result.
-    With ``tree`` (built from the deck's initial state) every game follows its node in it."""
-    state = BatchState.initial(deck, n_games, device)
+    With ``start`` the games begin there instead of the deck's deal. With ``tree`` (built from
+    the same start) every game follows its node in it; agents with a ``feature_mode`` (models)
+    get every game's infoset codes kept for them."""
+    if start is None:
+        state = BatchState.initial(deck, n_games, device)
+    elif start.deck != deck:
+        raise ValueError("the start state is of another deck")
+    else:
+        state = BatchState.from_state(start, n_games, device)
     if tree is not None:
         state.tracker = TreeTracker(tree, n_games)
     agents = (alex, bob)
+    for agent in agents:
+        mode = getattr(agent, "feature_mode", None)
+        if mode is not None and mode not in state.infosets:
+            state.infosets[mode] = InfosetTracker(state, mode)
     while not state.is_terminal:
         actions = state.legal_actions()
         state.apply(actions, agents[state.player].choose(state, actions))

@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import torch
 
-from pasur.cards import N_ROUNDS
+from pasur.cards import N_ROUNDS, Deck
 from pasur.tensor.tree import GameTree
 
 N_FEATURES = 58
 CAPTURED_EARLIER = -127
 
 
-def dealt_before(tree: GameTree, r: int) -> int:
+def dealt_before(deck: Deck, r: int) -> int:
     """Mask of the cards dealt before round ``r`` (``t_dlt``): the initial pool and earlier hands."""
-    deck = tree.start.deck
     m = deck.pool_mask
     for k in range(min(r, N_ROUNDS)):
         m |= deck.hand_mask(0, k) | deck.hand_mask(1, k)
@@ -59,7 +58,7 @@ def infoset_tensor(tree: GameTree, r: int, t: int) -> torch.Tensor:
     inf = torch.zeros((gt_node.shape[0], N_FEATURES), dtype=torch.int8, device=dev)
     inp = torch.tensor(rt.inp, dtype=torch.int64, device=dev)
     inf[:, inp] = layer.cmp[gt_node]
-    dlt = dealt_before(tree, r)
+    dlt = dealt_before(tree.start.deck, r)
     dlt_t = torch.tensor([(dlt >> c) & 1 for c in range(52)], dtype=torch.bool, device=dev)
     cards = inf[:, :52]
     cards[dlt_t.unsqueeze(0) & (cards == 0)] = CAPTURED_EARLIER
