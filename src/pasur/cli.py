@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from pasur import __version__
+from pasur import __version__, cli_sweep
 from pasur.agents import AGENT_NAMES, ExactAgent, GameAborted, make_agent, play_game
 from pasur.cards import JACK_MASK, NamedDeck, clubs_in, format_cards, random_deck
 from pasur.cli_common import (
@@ -402,6 +402,9 @@ def tree_stats(
     if len(reports) == 2:
         a, b = reports
         typer.echo(f"\n{a['tree']} / {b['tree']}: {a['nodes'] / b['nodes']:.3f} of the nodes")
+
+
+cli_sweep.register(app)
 
 
 def main() -> None:
