@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from pasur import __version__, cli_sweep
+from pasur import __version__, cli_models, cli_sweep
 from pasur.agents import AGENT_NAMES, ExactAgent, GameAborted, make_agent, play_game
 from pasur.cards import JACK_MASK, NamedDeck, clubs_in, format_cards, random_deck
 from pasur.cli_common import (
@@ -298,8 +298,16 @@ def selfplay(
     deck_file: DeckFileOpt = None,
     seed: SeedOpt = None,
     deck_id: DeckIdOpt = None,
-    alex: Annotated[str, typer.Option("--alex", help="random, greedy, exact, or table:PATH.")] = "greedy",
-    bob: Annotated[str, typer.Option("--bob", help="random, greedy, exact, or table:PATH.")] = "random",
+    alex: Annotated[
+        str, typer.Option("--alex", help="random, greedy, exact, table[:PATH] or model[:PATH].")
+    ] = "greedy",
+    bob: Annotated[str, typer.Option("--bob", help="random, greedy, exact, table[:PATH] or model[:PATH].")] = "random",
+    model: Annotated[
+        Path | None, typer.Option("--model", help="The XGBoost model a bare 'model' agent plays (pasur fit).")
+    ] = None,
+    table: Annotated[
+        Path | None, typer.Option("--table", help="The strategy table a bare 'table' agent plays (pasur solve).")
+    ] = None,
     games: Annotated[int, typer.Option("--games", min=1, help="Games played at once.")] = 1000,
     agent_seed: Annotated[int, typer.Option("--agent-seed", help="Seed of the sampling agents.")] = 0,
     device: DeviceOpt = "cpu",
@@ -313,6 +321,7 @@ def selfplay(
     from pasur.tensor.device import resolve_device
 
     dev = resolve_device(device)
+    alex, bob = (_agent_spec(x, model, table) for x in (alex, bob))
     nd = one_deck(select_decks(deck, deck_file, seed, deck_id), "selfplay")
     trees: dict = {}
     a, tree_a = batch_agent(alex, nd, agent_seed, dev, trees)
@@ -347,6 +356,16 @@ def selfplay(
     )
     dist = "  ".join(f"{v:+d}:{c}" for v, c in sorted(m["distribution"].items()))
     typer.echo(f"distribution: {dist}")
+
+
+def _agent_spec(spec: str, model: Path | None, table: Path | None) -> str:
+    """``model`` and ``table`` name the file given with --model / --table."""
+    for name, path, flag in (("model", model, "--model"), ("table", table, "--table")):
+        if spec == name:
+            if path is None:
+                raise PasurInputError(f"the {name} agent needs {flag} PATH (or write {name}:PATH)")
+            return f"{name}:{path}"
+    return spec
 
 
 @app.command("tree-stats")
@@ -405,6 +424,7 @@ def tree_stats(
 
 
 cli_sweep.register(app)
+cli_models.register(app)
 
 
 def main() -> None:

@@ -68,6 +68,15 @@ class ModelParams:
             raise PasurInputError(f"--threads must be zero (all) or positive, got {self.threads}")
         return self
 
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelParams:
+        """From JSON-like settings; an unknown name is refused by name."""
+        known = set(cls.__dataclass_fields__)
+        for k in d:
+            if k not in known:
+                raise PasurInputError(f"unknown model parameter {k!r} (known: {', '.join(sorted(known))})")
+        return cls(**d).check()
+
     def xgb_params(self, device: str) -> dict:
         return {
             "objective": "reg:squarederror",

@@ -54,7 +54,13 @@ class DeckJob:
 
     @property
     def needs_table(self) -> bool:
+        """A CFR method: there is a strategy to play and, maybe, to write."""
         return self.method != "exact"
+
+    @property
+    def writes_table(self) -> bool:
+        """The strategy table (with its infoset features) is kept or fitted."""
+        return self.needs_table and (self.keep_table or self.fit)
 
     def check(self) -> DeckJob:
         from pasur.cli_common import METHODS, TREES
@@ -77,7 +83,7 @@ class DeckJob:
         if self.fit:
             from pasur.models import ModelParams
 
-            ModelParams(**self.model_params).check()
+            ModelParams.from_dict(self.model_params)
         return self
 
     def cfr_params(self):
@@ -128,7 +134,7 @@ def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None
     folder.mkdir(parents=True, exist_ok=True)
     rec: dict = {"deck_id": nd.id, "deck": str(nd.deck), **dealt_counts(nd), "method": job.method, "tree": job.tree}
     t0 = time.perf_counter()
-    tree = build_tree(GameState.initial(nd.deck), job.tree, dev, infosets=job.needs_table, memory_limit=memory_limit)
+    tree = build_tree(GameState.initial(nd.deck), job.tree, dev, infosets=job.writes_table, memory_limit=memory_limit)
     rec["nodes"] = tree.n_nodes
     rec["tree_bytes"] = tree.nbytes()
     rec["build_seconds"] = time.perf_counter() - t0
@@ -143,9 +149,8 @@ def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None
         from pasur.tensor.cfr_io import write_outputs
 
         result = solve_cfr(tree, job.cfr_params(), dev)
-        info = write_outputs(folder, result, nd.id, str(dev), {"exact_value": rec["exact_value"]})
-        if not job.keep_table and not job.fit:
-            (folder / "strategy.parquet").unlink()
+        extra = {"exact_value": rec["exact_value"]}
+        info = write_outputs(folder, result, nd.id, str(dev), extra, table=job.writes_table)
         strategy = result.strategy
         rec["value"] = info["value"]
         rec["exploitability"] = info["exploitability"]
@@ -159,7 +164,7 @@ def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None
         from pasur.models import ModelParams, fit_model, save_model
 
         t2 = time.perf_counter()
-        model = fit_model([folder / "strategy.parquet"], ModelParams(**job.model_params), device=dev)
+        model = fit_model([folder / "strategy.parquet"], ModelParams.from_dict(job.model_params), device=dev)
         save_model(model, folder / "model.ubj")
         rec["fit_seconds"] = time.perf_counter() - t2
         rec["model_rmse"] = model.card["validation"]["rmse"]

@@ -118,11 +118,15 @@ def run_cfr(nd: NamedDeck, tree: str, dev, limit, params, out: Path | None, over
 
 
 def batch_agent(spec: str, nd: NamedDeck, seed: int | None, dev, trees: dict):
-    """A batch agent from its name: random, greedy, exact, or ``table:PATH`` (a strategy table;
-    its tree is built once per mode into ``trees``)."""
+    """A batch agent from its name: random, greedy, exact, ``table:PATH`` (a strategy table;
+    its tree is built once per mode into ``trees``) or ``model:PATH`` (an XGBoost model)."""
     from pasur.errors import PasurInputError
     from pasur.selfplay import BATCH_AGENTS, BatchStrategy
 
+    if spec.startswith("model:"):
+        from pasur.models import BatchModel, load_model
+
+        return BatchModel(load_model(Path(spec[len("model:") :])), seed), None
     if spec.startswith("table:"):
         import pyarrow.parquet as pq
 
@@ -142,5 +146,7 @@ def batch_agent(spec: str, nd: NamedDeck, seed: int | None, dev, trees: dict):
             trees[mode] = build_tree(GameState.initial(nd.deck), mode, dev, infosets=False)
         return BatchStrategy(read_strategy_table(path, trees[mode]), seed), trees[mode]
     if spec not in BATCH_AGENTS:
-        raise PasurInputError(f"unknown agent {spec!r} (choose from {', '.join(BATCH_AGENTS)}, or table:PATH)")
+        raise PasurInputError(
+            f"unknown agent {spec!r} (choose from {', '.join(BATCH_AGENTS)}, table:PATH or model:PATH)"
+        )
     return (BATCH_AGENTS[spec](seed) if spec == "random" else BATCH_AGENTS[spec]()), None

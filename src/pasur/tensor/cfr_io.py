@@ -207,10 +207,13 @@ def plot_traces(result: CFRResult, path: Path) -> None:
     plt.close(fig)
 
 
-def write_outputs(folder: Path, result: CFRResult, deck_id: str, device: str, extra: dict | None = None) -> dict:
+def write_outputs(
+    folder: Path, result: CFRResult, deck_id: str, device: str, extra: dict | None = None, table: bool = True
+) -> dict:
     """All outputs into ``folder`` (which the caller makes atomic); returns the summary
-    (with ``extra`` fields, such as the exact value, added)."""
-    rows = write_strategy_table(folder / "strategy.parquet", result.tree, result.strategy, deck_id)
+    (with ``extra`` fields, such as the exact value, added). ``table=False`` leaves out the
+    strategy table (its rows count is then None)."""
+    rows = write_strategy_table(folder / "strategy.parquet", result.tree, result.strategy, deck_id) if table else None
     write_traces(folder, result)
     info = {**summary(result, deck_id, device, rows), **(extra or {})}
     (folder / "summary.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")

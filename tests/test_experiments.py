@@ -1,0 +1,186 @@
+"""The paper's experiments on a few small decks (inline sweeps), the per-deck pipeline, and the
+``fit`` / ``experiment`` / model ``selfplay`` commands."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from pasur import experiments as ex
+from pasur.cards import NamedDeck, random_deck
+from pasur.cli import app
+from pasur.errors import PasurInputError
+from pasur.pipeline import DeckJob, dealt_counts, run_deck
+from pasur.state import GameState
+
+INLINE = {"engine": "inline", "progress": False}
+SMALL_SEEDS = (36, 24, 20)  # the smallest compact trees among seeds 0..39 (86-89 k nodes)
+runner = CliRunner()
+
+
+def decks(*seeds: int) -> list[NamedDeck]:
+    return [NamedDeck(f"seed-{s}", random_deck(random.Random(s))) for s in seeds]
+
+
+def read_csv(path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_dealt_counts_are_the_hands_over_the_game():
+    nd = decks(36)[0]
+    c = dealt_counts(nd)
+    alex = [card for r in range(6) for card in nd.deck.hand(0, r)]
+    assert c["alex_jacks"] == sum(1 for card in alex if card >> 2 == 10)
+    assert c["alex_clubs"] == sum(1 for card in alex if card & 3 == 0)
+    assert c["alex_jacks"] + c["bob_jacks"] + c["pool_jacks"] == 4
+    assert c["alex_clubs"] + c["bob_clubs"] + c["pool_clubs"] == 13
+
+
+def test_pipeline_record_and_files(tmp_path):
+    nd = decks(36)[0]
+    job = DeckJob(games=300, matchups=("table-vs-table", "table-vs-random"), fit=True, model_params={"rounds": 5})
+    rec = run_deck(nd, job, tmp_path / "d", None)
+    from pasur.reference import ReferenceSolver
+
+    assert rec["exact_value"] == ReferenceSolver(nd.deck).value(GameState.initial(nd.deck))
+    assert abs(rec["value"] - rec["exact_value"]) <= rec["exploitability"] + 1e-6
+    assert {"strategy.parquet", "model.ubj", "model.card.json", "record.json", "matchups.json"} <= {
+        p.name for p in (tmp_path / "d").iterdir()
+    }
+    assert json.loads((tmp_path / "d" / "record.json").read_text()) == rec
+    assert rec["fair_value"] == rec["table_vs_table_win"] and rec["fair_value_from"] == "table-vs-table"
+    # a table that is neither kept nor fitted is not written (nor its features built)
+    lean = run_deck(nd, DeckJob(keep_table=False), tmp_path / "e", None)
+    assert not (tmp_path / "e" / "strategy.parquet").exists() and lean["strategy_rows"] is None
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"method": "reference"}, "unknown method"),
+        ({"tree": "flat"}, "unknown tree mode"),
+        ({"games": -1}, "--games"),
+        ({"matchups": ("model-vs-random",), "games": 5}, "needs a model: add --fit"),
+        ({"method": "exact", "fit": True}, "--fit needs a CFR method"),
+        ({"fit": True, "model_params": {"depth": 2}}, "unknown model parameter"),
+        ({"matchups": ("x",)}, "unknown matchup"),
+    ],
+)
+def test_bad_jobs_are_refused(kw, message):
+    with pytest.raises(PasurInputError, match=message):
+        DeckJob(**kw).check()
+
+
+def test_stump_split_and_table16_rows():
+    recs = [{"alex_jacks": j, "alex_clubs": c, "v": float(c > 5) + j} for j in (0, 1) for c in range(2, 10)]
+    rows = ex.split_table(recs, "v")
+    assert [(r["jacks"], r["clubs"], r["decks"]) for r in rows] == [
+        (0, "≤ 5", 4),
+        (0, "> 5", 4),
+        (1, "≤ 5", 4),
+        (1, "> 5", 4),
+    ]
+    assert [r["mean"] for r in rows] == [0.0, 1.0, 1.0, 2.0]
+    assert ex.stump_split(np.array([3, 3]), np.array([1.0, 2.0])) is None
+
+
+def test_table16_on_a_few_decks(tmp_path):
+    summary = ex.table16(decks(*SMALL_SEEDS), tmp_path / "t16", DeckJob(games=200), INLINE)
+    assert summary["decks"] == 3 and summary["agent"] == "table"
+    rows = read_csv(tmp_path / "t16" / "table16-decks.csv")
+    assert len(rows) == 3
+    for r in rows:
+        assert 0 <= float(r["fair_value"]) <= 1
+        assert float(r["exact_win"]) == (1.0 if int(r["exact_value"]) > 0 else 0.0)
+    assert sum(int(r["decks"]) for r in read_csv(tmp_path / "t16" / "table16-fair-value.csv")) == 3
+    md = (tmp_path / "t16" / "table16.md").read_text()
+    assert "| jacks | clubs | decks | mean | std |" in md
+    assert (tmp_path / "t16" / "table16-fair-vs-exact.png").stat().st_size > 0
+    # a rerun resumes: nothing is solved again
+    before = (tmp_path / "t16" / "sweep" / "decks" / "seed-36" / "record.json").stat().st_mtime_ns
+    ex.table16(decks(*SMALL_SEEDS), tmp_path / "t16", DeckJob(games=200), INLINE)
+    assert (tmp_path / "t16" / "sweep" / "decks" / "seed-36" / "record.json").stat().st_mtime_ns == before
+
+
+def test_figure15_bands_over_decks(tmp_path):
+    job = DeckJob(iterations=20, target_exploitability=None, check_every=10)
+    summary = ex.figure15(decks(36, 24), tmp_path / "f15", job, INLINE)
+    rows = read_csv(tmp_path / "f15" / "figure15.csv")
+    assert len(rows) == 6 * 2 * 2  # rounds x measures x checkpoints
+    assert {r["decks"] for r in rows} == {"2"}
+    assert summary["iterations"] == 20
+    assert (tmp_path / "f15" / "figure15.png").exists()
+    with pytest.raises(PasurInputError, match="fixed --iterations"):
+        ex.figure15(decks(36), tmp_path / "f15b", DeckJob(), INLINE)
+
+
+def test_figure14_with_models(tmp_path):
+    job = DeckJob(games=100, fit=True, model_params={"rounds": 5, "max_depth": 4})
+    summary = ex.figure14(decks(36, 24), tmp_path / "f14", job, INLINE)
+    rows = read_csv(tmp_path / "f14" / "figure14.csv")
+    assert len(rows) == 2
+    assert {"model_vs_model_win", "model_vs_random_mean", "random_vs_model_tie"} <= set(rows[0])
+    assert summary["agent"] == "model" and 0 <= summary["model-vs-random"]["mean_win_rate"] <= 1
+    assert (tmp_path / "f14" / "figure14.png").exists()
+
+
+def test_figure12_counts_both_trees_and_the_ones_over_the_limit(tmp_path):
+    summary = ex.figure12(decks(36, 24), tmp_path / "f12", INLINE, paper_memory_limit=2**20)
+    rows = read_csv(tmp_path / "f12" / "figure12.csv")
+    assert [int(r["compact_nodes"]) for r in rows] == [86411, 87154]
+    assert summary["paper_not_built"] == 2 and summary["compact"]["decks"] == 2
+    assert (tmp_path / "f12" / "figure12.png").exists() and "| compact | 2 |" in (
+        tmp_path / "f12" / "figure12.md"
+    ).read_text()
+
+
+def test_figure16_first_turn_strategy(tmp_path):
+    nd = decks(36)[0]
+    summary = ex.figure16(nd, tmp_path / "f16", DeckJob(target_exploitability=0.01))
+    rows = read_csv(tmp_path / "f16" / "table15.csv")
+    assert len(rows) == len(GameState.initial(nd.deck).legal_actions()) == summary["moves"]
+    assert abs(sum(float(r["sigma"]) for r in rows) - 1) < 1e-3
+    assert (tmp_path / "f16" / "figure16.png").exists()
+
+
+def test_cli_fit_selfplay_and_experiment(tmp_path):
+    r = runner.invoke(app, ["solve", "--seed", "36", "--method", "dcfr", "--out", str(tmp_path / "s"), "--quiet"])
+    assert r.exit_code == 0, r.output
+    table = tmp_path / "s" / "strategy.parquet"
+    r = runner.invoke(app, ["fit", str(table), "--out", str(tmp_path / "m.ubj"), "--rounds", "5", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["kind"] == "per-deck"
+    r = runner.invoke(app, ["fit", str(table), "--out", str(tmp_path / "m.ubj")])
+    assert r.exit_code == 2 and "exists" in r.output
+    r = runner.invoke(
+        app,
+        [
+            *("selfplay", "--seed", "36", "--alex", "model", "--model", str(tmp_path / "m.ubj")),
+            *("--bob", "random", "--games", "50", "--json"),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["games"] == 50
+    r = runner.invoke(app, ["selfplay", "--seed", "36", "--alex", "model", "--games", "5"])
+    assert r.exit_code == 2 and "needs --model" in r.output
+    r = runner.invoke(app, ["selfplay", "--seed", "36", "--alex", f"model:{tmp_path / 'none.ubj'}"])
+    assert r.exit_code == 2 and "model file not found" in r.output
+    r = runner.invoke(app, ["fit", str(tmp_path / "none.parquet"), "--out", str(tmp_path / "n.ubj")])
+    assert r.exit_code == 2 and "strategy table not found" in r.output
+    r = runner.invoke(app, ["experiment", "figure99", "--decks", "1", "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "unknown experiment" in r.output
+    r = runner.invoke(
+        app,
+        [
+            *("experiment", "table16", "--decks", "2", "--seed", "36", "--games", "50", "--engine", "inline"),
+            *("--out", str(tmp_path / "t"), "--quiet", "--json"),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["decks"] == 2

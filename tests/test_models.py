@@ -1,0 +1,192 @@
+"""XGBoost strategy models: fit, save and reload; refusal of bad files; the model agent's
+infoset features against the tree's; model play replayed in the scalar engine."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+from helpers import position
+
+from pasur.batch_infosets import InfosetTracker
+from pasur.errors import PasurInputError
+from pasur.models import BatchModel, ModelParams, card_path, fit_model, load_model, save_model
+from pasur.selfplay import BatchRandom, BatchState, TreeTracker, play_batch
+from pasur.tensor.cfr import CFRParams, solve_cfr
+from pasur.tensor.cfr_io import FEATURE_COLUMNS, write_strategy_table
+from pasur.tensor.infoset import infoset_tensor
+from pasur.tensor.tree import build_tree
+
+SMALL = ModelParams(rounds=8, max_depth=4)
+
+
+def _table(tmp_path, seed: int, mode: str = "compact", name: str | None = None):
+    start = position(seed, 4, 0)
+    tree = build_tree(start, mode, infosets=True)
+    res = solve_cfr(tree, CFRParams(method="dcfr", iterations=30))
+    path = tmp_path / (name or f"s{seed}-{mode}.parquet")
+    write_strategy_table(path, tree, res.strategy, f"deck-{seed}")
+    return start, tree, path
+
+
+def test_fit_save_and_reload_give_the_same_predictions(tmp_path):
+    _, _, path = _table(tmp_path, 3)
+    model = fit_model([path], SMALL)
+    card = save_model(model, tmp_path / "m.ubj")
+    assert card == tmp_path / "m.card.json"
+    back = load_model(tmp_path / "m.ubj")
+    x = np.stack([pq.read_table(path).column(c).to_numpy() for c in FEATURE_COLUMNS], 1).astype(np.float32)
+    assert np.array_equal(model.predict(x), back.predict(x))
+    c = json.loads(card.read_text())
+    assert c["kind"] == "per-deck" and c["tree_mode"] == "compact"
+    assert c["parameters"]["gamma"] == 1.0 and c["parameters"]["rounds"] == 8
+    assert c["training"]["rows_used"] + c["validation"]["rows"] == pq.read_metadata(path).num_rows
+    assert 0 <= c["validation"]["agreement"] <= 1 and c["validation"]["rmse"] > 0
+    # the JSON format round-trips as well
+    save_model(model, tmp_path / "m.json")
+    assert np.allclose(load_model(tmp_path / "m.json").predict(x), model.predict(x), atol=1e-4)
+
+
+def test_the_target_is_a_hundred_times_the_probability(tmp_path):
+    """A model with many rounds fits a table's rows to within a few points of 100 × σ."""
+    _, _, path = _table(tmp_path, 3)
+    model = fit_model([path], ModelParams(rounds=200, max_depth=8, validation_fraction=0))
+    t = pq.read_table(path)
+    x = np.stack([t.column(c).to_numpy() for c in FEATURE_COLUMNS], 1).astype(np.float32)
+    y = 100 * t.column("probability").to_numpy()
+    assert np.sqrt(np.mean((model.predict(x) - y) ** 2)) < 0.6 * y.std()
+    assert model.card["validation"]["rmse"] is None
+
+
+def test_multi_deck_model_is_judged_on_unseen_decks(tmp_path):
+    paths = [_table(tmp_path, s)[2] for s in (3, 4, 6)]
+    model = fit_model(paths[:2], SMALL, validation_tables=paths[2:])
+    card = model.card
+    assert card["kind"] == "multi-deck"
+    assert set(card["validation"]["per_deck"]) == {"deck-6"}
+    assert card["validation"]["rows"] == pq.read_metadata(paths[2]).num_rows
+    assert card["training"]["rows_used"] == sum(pq.read_metadata(p).num_rows for p in paths[:2])
+    with pytest.raises(PasurInputError, match="also a training deck"):
+        fit_model(paths[:2], SMALL, validation_tables=paths[1:2])
+
+
+def test_tables_of_different_tree_modes_are_not_mixed(tmp_path):
+    _, _, a = _table(tmp_path, 3, "compact")
+    _, _, b = _table(tmp_path, 4, "paper")
+    with pytest.raises(PasurInputError, match="different tree modes"):
+        fit_model([a, b], SMALL)
+
+
+def test_bad_model_files_are_refused_by_name(tmp_path):
+    _, _, path = _table(tmp_path, 3)
+    model = fit_model([path], SMALL)
+    target = tmp_path / "m.ubj"
+    save_model(model, target)
+    with pytest.raises(PasurInputError, match="model file not found: .*nope.ubj"):
+        load_model(tmp_path / "nope.ubj")
+    # truncated
+    data = target.read_bytes()
+    target.write_bytes(data[: len(data) // 2])
+    with pytest.raises(PasurInputError, match="m.ubj: the file does not match its card"):
+        load_model(target)
+    # not a model at all, with a card that vouches for it
+    target.write_bytes(b"not a model")
+    card = json.loads(card_path(target).read_text())
+    import hashlib
+
+    card["model_sha256"] = hashlib.sha256(b"not a model").hexdigest()
+    card_path(target).write_text(json.dumps(card))
+    with pytest.raises(PasurInputError, match="m.ubj: not a readable XGBoost model"):
+        load_model(target)
+    # incompatible card
+    save_model(model, target)
+    card = json.loads(card_path(target).read_text())
+    card["features"] = card["features"][:-1]
+    card_path(target).write_text(json.dumps(card))
+    with pytest.raises(PasurInputError, match="incompatible model"):
+        load_model(target)
+    card_path(target).write_text("{")
+    with pytest.raises(PasurInputError, match="m.card.json: not a readable model card"):
+        load_model(target)
+    card_path(target).unlink()
+    with pytest.raises(PasurInputError, match="its card m.card.json is missing"):
+        load_model(target)
+    with pytest.raises(PasurInputError, match="ends in .ubj or .json"):
+        save_model(model, tmp_path / "m.bin")
+
+
+def test_bad_tables_and_parameters_are_refused(tmp_path):
+    with pytest.raises(PasurInputError, match="strategy table not found"):
+        fit_model([tmp_path / "missing.parquet"], SMALL)
+    junk = tmp_path / "junk.parquet"
+    junk.write_bytes(b"PAR1 garbage")
+    with pytest.raises(PasurInputError, match="junk.parquet: not a readable Parquet"):
+        fit_model([junk], SMALL)
+    import pyarrow as pa
+
+    pq.write_table(pa.table({"x": [1]}), tmp_path / "other.parquet")
+    with pytest.raises(PasurInputError, match="other.parquet: not a pasur strategy table"):
+        fit_model([tmp_path / "other.parquet"], SMALL)
+    with pytest.raises(PasurInputError, match="unknown model parameter 'depth'"):
+        ModelParams.from_dict({"depth": 3})
+    with pytest.raises(PasurInputError, match="--rounds"):
+        ModelParams(rounds=0).check()
+
+
+@pytest.mark.parametrize("mode", ["paper", "compact"])
+@pytest.mark.parametrize("seed", [1, 2, 7])
+def test_batch_infoset_features_are_the_trees(mode, seed):
+    """The features the model agent scores are the strategy table's rows: every column in the
+    paper tree; in the compact tree (whose nodes keep one representative history) the score,
+    round, turn and player columns."""
+    start = position(seed, 4, 0)
+    tree = build_tree(start, mode, infosets=True)
+    state = BatchState.from_state(start, 40)
+    state.tracker = TreeTracker(tree, 40)
+    tracker = InfosetTracker(state, mode)
+    state.infosets[mode] = tracker
+    agent = BatchRandom(seed)
+    cols = slice(0, 58) if mode == "paper" else slice(52, 58)
+    while not state.is_terminal:
+        actions = state.legal_actions()
+        pick = agent.choose(state, actions)
+        features = tracker.children(state, actions)[pick]
+        first = torch.cumsum(actions.brf, 0) - actions.brf
+        edge = state.tracker.edges_of_games(state.round, state.turn, pick - first[actions.row[pick]])
+        child = tree.round(state.round).edges(state.turn)[1][edge]
+        expected = infoset_tensor(tree, state.round, state.turn + 1)[child]
+        assert torch.equal(features[:, cols], expected[:, cols])
+        state.apply(actions, pick)
+
+
+def test_infosets_need_the_rounds_history():
+    state = BatchState.from_state(position(1, 4, 2), 3)
+    with pytest.raises(ValueError, match="round's first turn"):
+        InfosetTracker(state, "compact")
+
+
+def test_model_games_replay_in_the_scalar_engine(tmp_path):
+    start, tree, path = _table(tmp_path, 3)
+    model = fit_model([path], SMALL)
+    batch = play_batch(start.deck, BatchModel(model, 1), BatchRandom(2), 30, start=start)
+    for g in range(30):
+        s = start
+        for a in batch.actions_of(g):
+            assert a in s.legal_actions()
+            s = s.apply(a)
+        assert s.is_terminal and s.utility() == int(batch.utility()[g])
+
+
+def test_model_probabilities_are_clipped_and_normalized_per_game(tmp_path):
+    start, _, path = _table(tmp_path, 3)
+    agent = BatchModel(fit_model([path], SMALL), 0)
+    state = BatchState.from_state(start, 5)
+    state.infosets["compact"] = InfosetTracker(state, "compact")
+    actions = state.legal_actions()
+    p = agent.probabilities(state, actions)
+    assert bool((p >= 0).all())
+    sums = torch.zeros(5, dtype=p.dtype).index_add_(0, actions.row, p)
+    assert torch.allclose(sums, torch.ones(5, dtype=p.dtype))
