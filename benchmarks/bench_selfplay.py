@@ -1,19 +1,41 @@
-"""Throughput of batched self-play: games per second for batch sizes 1, 100 and 10,000.
+"""Throughput of batched self-play: games per second for batch sizes 1, 100 and 10,000, for
+the random and greedy agents, the strategy-table agent (a DCFR solve of the deck) and the
+XGBoost model agent (fitted to that table with the paper's settings).
 
-python benchmarks/bench_selfplay.py [--threads 1] [--device cpu]
+python benchmarks/bench_selfplay.py [--threads 1] [--device cpu] [--seed 0]
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import tempfile
 import time
 from datetime import date
+from pathlib import Path
 
 import torch
 
 from pasur.cards import Deck
-from pasur.selfplay import BatchGreedy, BatchRandom, play_batch
+from pasur.models import BatchModel, ModelParams, fit_model
+from pasur.selfplay import BatchGreedy, BatchRandom, BatchStrategy, play_batch
+from pasur.state import GameState
+from pasur.tensor.cfr import CFRParams, solve_cfr
+from pasur.tensor.cfr_io import write_strategy_table
+from pasur.tensor.tree import build_tree
+
+
+def solved(deck: Deck, device: str):
+    """The deck's compact tree, a DCFR strategy (exploitability 0.05) and a model of it."""
+    tree = build_tree(GameState.initial(deck), "compact", device, infosets=True)
+    strategy = solve_cfr(tree, CFRParams(iterations=None, target_exploitability=0.05)).strategy
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "strategy.parquet"
+        write_strategy_table(path, tree, strategy, "bench")
+        t0 = time.perf_counter()
+        model = fit_model([path], ModelParams())
+        print(f"model fitted in {time.perf_counter() - t0:.1f} s on {model.card['training']['rows_used']:,} rows\n")
+    return tree, strategy, model
 
 
 def main() -> None:
@@ -28,14 +50,22 @@ def main() -> None:
         f"batched self-play, {date.today()}, {platform.machine()}, torch {torch.__version__}, "
         f"device {args.device}, {args.threads} thread(s), deck seed {args.seed}\n"
     )
+    tree, strategy, model = solved(deck, args.device)
+    make = {
+        "random": lambda s: BatchRandom(seed=s),
+        "greedy": lambda s: BatchGreedy(),
+        "table": lambda s: BatchStrategy(strategy, s),
+        "model": lambda s: BatchModel(model, s),
+    }
     print("| Alex | Bob | games per batch | seconds | games per second |")
     print("|---|---|---|---|---|")
-    for alex, bob in (("random", "random"), ("greedy", "random")):
+    pairs = (("random", "random"), ("greedy", "random"), ("table", "table"), ("model", "model"), ("model", "random"))
+    for alex, bob in pairs:
         for n in (1, 100, 10_000):
-            make = {"random": lambda s: BatchRandom(seed=s), "greedy": lambda s: BatchGreedy()}
-            play_batch(deck, make[alex](1), make[bob](2), n_games=min(n, 100), device=args.device)  # warm-up
+            t = tree if "table" in (alex, bob) else None
+            play_batch(deck, make[alex](1), make[bob](2), n_games=min(n, 100), device=args.device, tree=t)  # warm-up
             t0 = time.perf_counter()
-            play_batch(deck, make[alex](1), make[bob](2), n_games=n, device=args.device)
+            play_batch(deck, make[alex](1), make[bob](2), n_games=n, device=args.device, tree=t)
             sec = time.perf_counter() - t0
             print(f"| {alex} | {bob} | {n:,} | {sec:.3f} | {n / sec:,.0f} |", flush=True)
 

@@ -8,7 +8,18 @@ from typing import Annotated
 
 import typer
 
-from pasur.cli_common import DeckFileOpt, DeviceOpt, JsonOpt, MemOpt, QuietOpt, SeedOpt, TreeOpt, err, user_errors
+from pasur.cli_common import (
+    DeckFileOpt,
+    DeckIdOpt,
+    DeviceOpt,
+    JsonOpt,
+    MemOpt,
+    QuietOpt,
+    SeedOpt,
+    TreeOpt,
+    err,
+    user_errors,
+)
 from pasur.errors import PasurInputError
 
 MaxDepthOpt = Annotated[int, typer.Option("--max-depth", help="Depth of each boosted tree.")]
@@ -75,6 +86,7 @@ def experiment_cmd(
     decks: Annotated[int | None, typer.Option("--decks", help="How many random decks (seeds S, S+1, ...).")] = None,
     seed: SeedOpt = None,
     deck_file: DeckFileOpt = None,
+    deck_id: DeckIdOpt = None,
     method: Annotated[str, typer.Option("--method", help="CFR method.")] = "dcfr",
     tree: TreeOpt = "compact",
     iterations: Annotated[int | None, typer.Option("--iterations", help="CFR iterations per round.")] = None,
@@ -129,6 +141,12 @@ def experiment_cmd(
         seed=0,
     ).check()
     nds = _decks(decks, seed, deck_file)
+    if deck_id is not None:
+        if deck_file is None:
+            raise PasurInputError("--deck-id goes with --deck-file")
+        nds = [nd for nd in nds if nd.id == deck_id]
+        if not nds:
+            raise PasurInputError(f"no deck with id {deck_id!r} in {deck_file}")
     if not out.parent.is_dir():
         raise PasurInputError(f"the folder {out.parent} for --out does not exist")
     opts = {
