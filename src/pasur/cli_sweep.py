@@ -123,6 +123,7 @@ def sweep_cmd(
             err.print(
                 f"sweep into {s['out']}: {s['to_run']} decks to run, {s['skipped']} done or failed before",
                 highlight=False,
+                soft_wrap=True,
             )
 
     try:
@@ -145,6 +146,7 @@ def sweep_cmd(
             f"interrupted: {s['done']} of {s['decks']} decks done, {s['failed']} failed, {s['pending']} left; "
             "rerun the same command to go on",
             highlight=False,
+            soft_wrap=True,
         )
         raise typer.Exit(130) from None
     s = result.summary
@@ -210,7 +212,11 @@ def report_cmd(
             if s[key]:
                 console.print(_table(title, s[key]))
         if s["span_seconds"]:
-            console.print(f"span {s['span_seconds']:,.1f} s, {s['decks_per_hour']:,.0f} decks/hour", highlight=False)
+            console.print(
+                f"span {s['span_seconds']:,.1f} s, {s['decks_per_hour']:,.0f} decks/hour",
+                highlight=False,
+                soft_wrap=True,
+            )
         if decks:
             keep = (
                 "deck_id",
@@ -232,7 +238,7 @@ def report_cmd(
                 console.print(_table("Decks", shown))
     if csv is not None:
         n = report.write_csv(out, csv)
-        err.print(f"wrote {n} rows to {csv}", highlight=False)
+        err.print(f"wrote {n} rows to {csv}", highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -401,7 +401,8 @@ def _start_ray(address: str | None, workers: int | None) -> bool:
     paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
     if src not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([src, *[p for p in paths if p]])
-    ray.init(num_cpus=workers or os.cpu_count() or 1, **quiet)
+    # address="local": a new instance of our own, never a cluster that `ray start` left running here
+    ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **quiet)
     return True
 
 

@@ -1,0 +1,191 @@
+"""Sweeps: Ray and inline give the same results, a killed driver loses no finished deck and
+leaves no half-written one, failures are recorded, bad input is refused, and the report reads it all."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from pasur import pipeline, sweep
+from pasur.cli import app
+from pasur.errors import PasurInputError
+from pasur.manifest import Manifest
+from pasur.pipeline import DeckJob
+from pasur.sweep import read_records, run_sweep, seed_decks
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parent.parent
+JOB = DeckJob(method="dcfr", iterations=20, target_exploitability=None, games=20)
+TIMINGS = ("seconds", "device")
+
+
+def _strip(record: dict) -> dict:
+    return {k: v for k, v in record.items() if not k.endswith("seconds") and k not in TIMINGS}
+
+
+@pytest.fixture(scope="module")
+def ray_here():
+    """One local Ray instance (two CPUs) for the module: its workers stay warm between tests."""
+    import ray
+
+    sweep._start_ray(None, 2)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def inline_sweep(tmp_path_factory) -> tuple[Path, list[dict]]:
+    out = tmp_path_factory.mktemp("sweeps") / "inline"
+    return out, run_sweep(seed_decks(3, 0), JOB, out, engine="inline", progress=False)
+
+
+def _visible_folders(out: Path) -> list[Path]:
+    return sorted(p for p in (out / "decks").iterdir() if not p.name.startswith("."))
+
+
+def test_ray_with_two_workers_matches_inline(ray_here, inline_sweep, tmp_path):
+    inline_out, inline_records = inline_sweep
+    out = tmp_path / "ray"
+    records = run_sweep(seed_decks(3, 0), JOB, out, workers=2, progress=False)
+    assert [r["deck_id"] for r in records] == ["seed-0", "seed-1", "seed-2"]
+    assert [_strip(r) for r in records] == [_strip(r) for r in inline_records]
+    assert records == read_records(out)
+    for deck_id in ("seed-0", "seed-1", "seed-2"):
+        a, b = inline_out / "decks" / deck_id, out / "decks" / deck_id
+        assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
+        assert pq.read_table(a / "strategy.parquet").equals(pq.read_table(b / "strategy.parquet"))
+        assert (a / "matchups.json").read_bytes() == (b / "matchups.json").read_bytes()
+    m = Manifest.load(out / "manifest.parquet")
+    assert [r["status"] for r in m.rows.values()] == ["done"] * 3
+    assert all(r["attempts"] == 1 and r["seconds"] > 0 and r["host"] for r in m.rows.values())
+    assert pq.read_table(out / "records.parquet").num_rows == 3
+    # a rerun does nothing; a grown deck list runs only the new deck
+    again = sweep.sweep(seed_decks(4, 0), JOB, out, workers=2, engine="inline", progress=False)
+    assert again.summary["skipped"] == 3 and again.summary["ran_done"] == 1 and len(again.records) == 4
+
+
+def test_killed_driver_loses_nothing_and_resumes(tmp_path):
+    out = tmp_path / "sweep"
+    cmd = [sys.executable, "-c", "from pasur.cli import main; main()", "sweep", "--decks", "8", "--seed", "20"]
+    cmd += ["--method", "exact", "--workers", "2", "--out", str(out), "--quiet"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            path = out / "manifest.parquet"
+            if path.exists() and Manifest.load(path).count("done") >= 1:
+                break
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver and the Ray processes it started
+        proc.communicate()
+    before = Manifest.load(out / "manifest.parquet")
+    done = [k for k, r in before.rows.items() if r["status"] == "done"]
+    assert 1 <= len(done) < 8, "the driver was not killed part way"
+    for folder in _visible_folders(out):  # every visible deck folder is complete
+        assert json.loads((folder / "record.json").read_text())["deck_id"] == folder.name
+    stamps = {k: (out / "decks" / k / "record.json").stat().st_mtime_ns for k in done}
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    after = Manifest.load(out / "manifest.parquet")
+    assert after.count("done") == 8
+    for k in done:
+        assert (out / "decks" / k / "record.json").stat().st_mtime_ns == stamps[k]
+        assert after.rows[k]["attempts"] == 1
+    assert [p.name for p in (out / "decks").iterdir() if p.name.startswith(".")] == []
+    assert len(read_records(out)) == 8
+
+
+def test_failing_decks_are_recorded_and_retried(ray_here, tmp_path):
+    out = tmp_path / "sweep"
+    job = DeckJob(method="exact")
+    decks = seed_decks(2, 0)
+    res = sweep.sweep(decks, job, out, workers=2, memory_limit=1, progress=False)
+    assert res.records == [] and res.summary["failed"] == 2 and res.summary["failed_decks"] == ["seed-0", "seed-1"]
+    m = Manifest.load(out / "manifest.parquet")
+    assert all(r["status"] == "failed" and r["error"].startswith("TreeTooLargeError") for r in m.rows.values())
+    assert _visible_folders(out) == []
+    skipped = sweep.sweep(decks, job, out, workers=2, progress=False)
+    assert skipped.summary["skipped"] == 2 and skipped.summary["failed"] == 2
+    retried = sweep.sweep(decks, job, out, workers=2, retry_failed=True, progress=False)
+    assert retried.summary["done"] == 2 and len(retried.records) == 2
+    assert all(r["attempts"] == 2 and r["error"] is None for r in Manifest.load(out / "manifest.parquet").rows.values())
+
+
+def test_crashed_worker_is_recorded(ray_here, tmp_path, monkeypatch):
+    real = sweep.run_one
+
+    def crash_on_seed_1(deck, job, memory_limit, threads=1):
+        if deck["id"] == "seed-1":
+            os._exit(1)
+        return real(deck, job, memory_limit, threads)
+
+    monkeypatch.setattr(sweep, "run_one", crash_on_seed_1)
+    res = sweep.sweep(seed_decks(3, 0), DeckJob(method="exact"), tmp_path / "s", workers=2, progress=False)
+    assert [r["deck_id"] for r in res.records] == ["seed-0", "seed-2"]
+    row = Manifest.load(tmp_path / "s" / "manifest.parquet").rows["seed-1"]
+    assert row["status"] == "failed" and "Worker" in row["error"]
+
+
+def test_inline_failure_does_not_stop_the_sweep(tmp_path, monkeypatch):
+    real = pipeline.run_deck
+
+    def fail_seed_1(nd, job, folder, memory_limit=None):
+        if nd.id == "seed-1":
+            raise RuntimeError("boom")
+        return real(nd, job, folder, memory_limit)
+
+    monkeypatch.setattr(pipeline, "run_deck", fail_seed_1)
+    res = sweep.sweep(seed_decks(3, 0), DeckJob(method="exact"), tmp_path / "s", engine="inline", progress=False)
+    assert res.summary["done"] == 2 and res.summary["failed_decks"] == ["seed-1"]
+    assert Manifest.load(tmp_path / "s" / "manifest.parquet").rows["seed-1"]["error"].startswith("RuntimeError: boom")
+
+
+def test_bad_deck_files_are_refused(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("TD 5S QC\n")
+    r = runner.invoke(app, ["sweep", "--deck-file", str(bad), "--out", str(tmp_path / "s"), "--method", "exact"])
+    assert r.exit_code == 2 and "error:" in r.output and f"{bad}:1" in r.output
+    assert "Traceback" not in r.output
+    unsafe = tmp_path / "unsafe.json"
+    unsafe.write_text(json.dumps([{"id": "../escape", "deck": str(seed_decks(1, 0)[0].deck)}]))
+    r = runner.invoke(app, ["sweep", "--deck-file", str(unsafe), "--out", str(tmp_path / "s"), "--method", "exact"])
+    assert r.exit_code == 2 and "not a safe file name" in r.output
+    assert not (tmp_path / "s").exists()
+    r = runner.invoke(app, ["sweep", "--decks", "2", "--out", str(tmp_path / "s"), "--gpus-per-task", "1"])
+    assert r.exit_code == 2 and "CUDA" in r.output
+
+
+def test_other_job_in_the_same_folder_is_refused(inline_sweep):
+    out, _ = inline_sweep
+    with pytest.raises(PasurInputError, match=r"another job.*iterations: 20 there, 50 now"):
+        run_sweep(seed_decks(3, 0), DeckJob(method="dcfr", iterations=50, target_exploitability=None, games=20), out)
+    r = runner.invoke(app, ["sweep", "--decks", "3", "--seed", "0", "--method", "exact", "--out", str(out), "-q"])
+    assert r.exit_code == 2 and "method: 'dcfr' there, 'exact' now" in r.output
+
+
+def test_report_prints_tables_and_writes_csv(inline_sweep, tmp_path):
+    out, records = inline_sweep
+    csv = tmp_path / "decks.csv"
+    r = runner.invoke(app, ["report", str(out), "--csv", str(csv), "--decks"])
+    assert r.exit_code == 0, r.output
+    for title in ("Decks", "Values", "Tree sizes", "Timings", "exploitability", "seed-2"):
+        assert title in r.output
+    lines = csv.read_text().splitlines()
+    assert len(lines) == 1 + len(records) and '"deck_id"' in lines[0] and '"exact_value"' in lines[0]
+    s = json.loads(runner.invoke(app, ["report", str(out), "--json"]).output)
+    values = {v["column"]: v for v in s["values"]}
+    assert s["status"] == [{"status": "done", "decks": 3}]
+    assert values["exact_value"]["mean"] == pytest.approx(sum(r["exact_value"] for r in records) / 3)
+    r = runner.invoke(app, ["report", str(tmp_path / "nothing")])
+    assert r.exit_code == 2 and "no sweep folder" in r.output
