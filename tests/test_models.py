@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import torch
-from helpers import position
 
+from helpers import position
 from pasur.batch_infosets import InfosetTracker
 from pasur.errors import PasurInputError
 from pasur.models import BatchModel, ModelParams, card_path, fit_model, load_model, save_model
@@ -85,12 +85,12 @@ def test_bad_model_files_are_refused_by_name(tmp_path):
     model = fit_model([path], SMALL)
     target = tmp_path / "m.ubj"
     save_model(model, target)
-    with pytest.raises(PasurInputError, match="model file not found: .*nope.ubj"):
+    with pytest.raises(PasurInputError, match=r"model file not found: .*nope\.ubj"):
         load_model(tmp_path / "nope.ubj")
     # truncated
     data = target.read_bytes()
     target.write_bytes(data[: len(data) // 2])
-    with pytest.raises(PasurInputError, match="m.ubj: the file does not match its card"):
+    with pytest.raises(PasurInputError, match=r"m\.ubj: the file does not match its card"):
         load_model(target)
     # not a model at all, with a card that vouches for it
     target.write_bytes(b"not a model")
@@ -99,7 +99,7 @@ def test_bad_model_files_are_refused_by_name(tmp_path):
 
     card["model_sha256"] = hashlib.sha256(b"not a model").hexdigest()
     card_path(target).write_text(json.dumps(card))
-    with pytest.raises(PasurInputError, match="m.ubj: not a readable XGBoost model"):
+    with pytest.raises(PasurInputError, match=r"m\.ubj: not a readable XGBoost model"):
         load_model(target)
     # incompatible card
     save_model(model, target)
@@ -109,12 +109,12 @@ def test_bad_model_files_are_refused_by_name(tmp_path):
     with pytest.raises(PasurInputError, match="incompatible model"):
         load_model(target)
     card_path(target).write_text("{")
-    with pytest.raises(PasurInputError, match="m.card.json: not a readable model card"):
+    with pytest.raises(PasurInputError, match=r"m\.card\.json: not a readable model card"):
         load_model(target)
     card_path(target).unlink()
-    with pytest.raises(PasurInputError, match="its card m.card.json is missing"):
+    with pytest.raises(PasurInputError, match=r"its card m\.card\.json is missing"):
         load_model(target)
-    with pytest.raises(PasurInputError, match="ends in .ubj or .json"):
+    with pytest.raises(PasurInputError, match=r"ends in \.ubj or \.json"):
         save_model(model, tmp_path / "m.bin")
 
 
@@ -123,12 +123,12 @@ def test_bad_tables_and_parameters_are_refused(tmp_path):
         fit_model([tmp_path / "missing.parquet"], SMALL)
     junk = tmp_path / "junk.parquet"
     junk.write_bytes(b"PAR1 garbage")
-    with pytest.raises(PasurInputError, match="junk.parquet: not a readable Parquet"):
+    with pytest.raises(PasurInputError, match=r"junk\.parquet: not a readable Parquet"):
         fit_model([junk], SMALL)
     import pyarrow as pa
 
     pq.write_table(pa.table({"x": [1]}), tmp_path / "other.parquet")
-    with pytest.raises(PasurInputError, match="other.parquet: not a pasur strategy table"):
+    with pytest.raises(PasurInputError, match=r"other\.parquet: not a pasur strategy table"):
         fit_model([tmp_path / "other.parquet"], SMALL)
     with pytest.raises(PasurInputError, match="unknown model parameter 'depth'"):
         ModelParams.from_dict({"depth": 3})
@@ -169,7 +169,7 @@ def test_infosets_need_the_rounds_history():
 
 
 def test_model_games_replay_in_the_scalar_engine(tmp_path):
-    start, tree, path = _table(tmp_path, 3)
+    start, _, path = _table(tmp_path, 3)
     model = fit_model([path], SMALL)
     batch = play_batch(start.deck, BatchModel(model, 1), BatchRandom(2), 30, start=start)
     for g in range(30):

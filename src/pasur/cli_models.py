@@ -113,7 +113,7 @@ def experiment_cmd(
     """Reproduce one of the paper's figures or tables over many decks; writes PNG, CSV and
     Markdown into --out (and the per-deck sweep beside them, so a rerun resumes)."""
     from pasur import experiments as ex
-    from pasur.cli_sweep import _decks
+    from pasur.cli_sweep import deck_list
     from pasur.pipeline import DeckJob
 
     if name not in ex.EXPERIMENTS:
@@ -140,7 +140,7 @@ def experiment_cmd(
         matchups=(),
         seed=0,
     ).check()
-    nds = _decks(decks, seed, deck_file)
+    nds = deck_list(decks, seed, deck_file)
     if deck_id is not None:
         if deck_file is None:
             raise PasurInputError("--deck-id goes with --deck-file")

@@ -24,7 +24,8 @@ from pasur.cli_common import (
 from pasur.errors import PasurInputError
 
 
-def _decks(n: int | None, seed: int | None, deck_file: Path | None):
+def deck_list(n: int | None, seed: int | None, deck_file: Path | None):
+    """The decks of ``--decks N --seed S`` or ``--deck-file F`` (for sweeps and experiments)."""
     from pasur.cards import read_deck_file
     from pasur.sweep import seed_decks
 
@@ -115,7 +116,7 @@ def sweep_cmd(
         seed=job_seed,
         keep_table=keep_table,
     ).check()
-    nds = _decks(decks, seed, deck_file)
+    nds = deck_list(decks, seed, deck_file)
     limit = None if memory_limit is None else int(memory_limit * 2**30)
 
     def started(s: dict) -> None:
