@@ -13,20 +13,14 @@ from __future__ import annotations
 
 import torch
 
-from pasur.cards import CLUB_MASK, CLUBS_FOR_BONUS
+from pasur.cards import CLUB_MASK
 from pasur.tensor.actions import LayerActions
 from pasur.tensor.gme import initial_cmp, update_cmp
 from pasur.tensor.infoset import CAPTURED_EARLIER, N_FEATURES, dealt_before
 from pasur.tensor.ops import popcount
+from pasur.tensor.tree import normalize_clubs
 
 MODES = ("compact", "paper")
-
-
-def _normalized(ca: torch.Tensor, cb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    a_won, b_won = ca >= CLUBS_FOR_BONUS, cb >= CLUBS_FOR_BONUS
-    a = torch.where(a_won, CLUBS_FOR_BONUS, torch.where(b_won, 0, ca))
-    b = torch.where(b_won, CLUBS_FOR_BONUS, torch.where(a_won, 0, cb))
-    return a, b
 
 
 class InfosetTracker:
@@ -49,7 +43,7 @@ class InfosetTracker:
         dlt = dealt_before(state.deck, state.round)
         self.dealt = torch.tensor([(dlt >> c) & 1 for c in range(52)], dtype=torch.bool, device=state.pool.device)
         clubs = self._clubs(state)
-        self.round_clubs = _normalized(*clubs)
+        self.round_clubs = normalize_clubs(*clubs)
         self.round_last = state.last.clone()
 
     @staticmethod
@@ -74,7 +68,7 @@ class InfosetTracker:
             ca, cb = ca[games], cb[games]
             gained = actions.clubs
             ca, cb = (ca + gained, cb) if p == 0 else (ca, cb + gained)
-            ca, cb = _normalized(ca, cb)
+            ca, cb = normalize_clubs(ca, cb)
             last = torch.where(actions.captured != 0, p + 1, state.last[games])
         else:
             ca, cb = self.round_clubs[0][games], self.round_clubs[1][games]

@@ -48,6 +48,21 @@ def tree_options(tree: str, device: str, memory_limit: float | None):
     return resolve_device(device), limit
 
 
+def parse_model_params(text: str | None) -> dict:
+    """``--model-params`` (a JSON object of model settings) as a dict; ``{}`` when not given."""
+    import json
+
+    if text is None:
+        return {}
+    try:
+        params = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise PasurInputError(f"--model-params is not JSON ({e.msg})") from None
+    if not isinstance(params, dict):
+        raise PasurInputError("--model-params must be a JSON object")
+    return params
+
+
 def fail(message: str) -> typer.Exit:
     err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
     return typer.Exit(2)

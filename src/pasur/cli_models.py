@@ -18,6 +18,7 @@ from pasur.cli_common import (
     SeedOpt,
     TreeOpt,
     err,
+    parse_model_params,
     user_errors,
 )
 from pasur.errors import PasurInputError
@@ -49,12 +50,11 @@ def fit_cmd(
 ) -> None:
     """Fit an XGBoost model of 100 × the strategy probability on the 58 infoset features, from
     one deck's table (the paper) or many (judged on unseen decks with --validate-on)."""
-    from pasur.models import ModelParams, fit_model, save_model
+    from pasur.models import ModelParams, check_model_path, fit_model, save_model
 
     if out.exists() and not overwrite:
         raise PasurInputError(f"{out} exists (add --overwrite to replace it)")
-    if out.suffix not in (".ubj", ".json"):
-        raise PasurInputError(f"{out}: a model file name ends in .ubj or .json (XGBoost's formats)")
+    check_model_path(out)  # before the training, not after
     params = ModelParams(
         max_depth=max_depth,
         learning_rate=learning_rate,
@@ -118,14 +118,7 @@ def experiment_cmd(
 
     if name not in ex.EXPERIMENTS:
         raise PasurInputError(f"unknown experiment {name!r} (choose from {', '.join(ex.EXPERIMENTS)})")
-    params: dict = {}
-    if model_params is not None:
-        try:
-            params = json.loads(model_params)
-        except json.JSONDecodeError as e:
-            raise PasurInputError(f"--model-params is not JSON ({e.msg})") from None
-        if not isinstance(params, dict):
-            raise PasurInputError("--model-params must be a JSON object")
+    params = parse_model_params(model_params)
     if paper_memory_limit <= 0:
         raise PasurInputError(f"--paper-memory-limit must be positive, got {paper_memory_limit}")
     job = DeckJob(

@@ -19,6 +19,7 @@ from pasur.cli_common import (
     SeedOpt,
     TreeOpt,
     err,
+    parse_model_params,
     user_errors,
 )
 from pasur.errors import PasurInputError
@@ -92,14 +93,7 @@ def sweep_cmd(
     from pasur.pipeline import DeckJob
     from pasur.sweep import SweepInterrupted, sweep
 
-    params: dict = {}
-    if model_params is not None:
-        try:
-            params = json.loads(model_params)
-        except json.JSONDecodeError as e:
-            raise PasurInputError(f"--model-params is not JSON ({e.msg})") from None
-        if not isinstance(params, dict):
-            raise PasurInputError("--model-params must be a JSON object")
+    params = parse_model_params(model_params)
     if memory_limit is not None and memory_limit <= 0:
         raise PasurInputError(f"--memory-limit must be positive, got {memory_limit}")
     job = DeckJob(

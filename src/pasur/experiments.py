@@ -41,9 +41,12 @@ def _plt():
 
 
 def _save_png(fig, path: Path) -> None:
+    """Lay the figure out, write it through a temporary name, and free it."""
+    fig.tight_layout()
     tmp = path.with_name(f".{path.name}.tmp.png")
     fig.savefig(tmp, dpi=110)
     tmp.replace(path)
+    _plt().close(fig)
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
@@ -125,9 +128,7 @@ def figure12(decks: list[NamedDeck], out: Path, sweep_opts: dict, paper_memory_l
     ax.set(xscale="log", xlabel="nodes in the tree (strategy-table rows)", ylabel="decks")
     ax.set_title(f"Figure 12: tree sizes over {len(decks)} random decks")
     ax.legend()
-    fig.tight_layout()
     _save_png(fig, out / "figure12.png")
-    plt.close(fig)
     md = ["| tree | decks | median | p90 | p99 | max | not built |", "|---|---|---|---|---|---|---|"]
     for mode in ("compact", "paper"):
         q = summary.get(mode)
@@ -181,9 +182,7 @@ def figure14(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
             "mean_points": float(mean.mean()) if mean.size else None,
         }
     fig.suptitle(f"Figure 14: {agent} agent, {len(recs)} decks, {job.games:,} games per matchup")
-    fig.tight_layout()
     _save_png(fig, out / "figure14.png")
-    plt.close(fig)
     md = ["| matchup | decks | Alex's mean win rate | Alex's mean points |", "|---|---|---|---|"]
     for n in names:
         s = summary[n]
@@ -250,9 +249,7 @@ def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(f"Figure 15: {job.method} over {len(recs)} decks (geometric mean, ±1 sd band)")
-    fig.tight_layout()
     _save_png(fig, out / "figure15.png")
-    plt.close(fig)
     final = {}
     for k in sorted(iters):
         last = [r for r in rows if r["round"] == k and r["measure"] == "exploitability"][-1]
@@ -296,9 +293,7 @@ def figure16(deck: NamedDeck, out: Path, job: DeckJob) -> dict:
     ax.bar(range(len(rows)), [r["sigma"] for r in rows], color="tab:purple")
     ax.set_xticks(range(len(rows)), [r["move"] for r in rows], rotation=60, ha="right", fontsize=8)
     ax.set(ylabel="σ", ylim=(0, 1.05), title=f"Figure 16: Alex's first-turn strategy, deck {deck.id}")
-    fig.tight_layout()
     _save_png(fig, out / "figure16.png")
-    plt.close(fig)
     return _finish(
         out,
         {
@@ -411,9 +406,7 @@ def table16(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -
     fig, ax = plt.subplots(figsize=(6, 4.5))
     ax.scatter(ev, fv, s=8, alpha=0.6)
     ax.set(xlabel="exact value (points)", ylabel="fair value (Alex's win rate)", title=f"{len(recs)} decks")
-    fig.tight_layout()
     _save_png(fig, out / "table16-fair-vs-exact.png")
-    plt.close(fig)
     return _finish(
         out,
         {

@@ -228,7 +228,8 @@ def fit_model(
     evals = [(dtrain, "train")]
     dval = None
     if vx:
-        dval = xgb.DMatrix(np.concatenate(vx), label=np.concatenate(vy), feature_names=_feature_names())
+        x_val, y_val = np.concatenate(vx), np.concatenate(vy)
+        dval = xgb.DMatrix(x_val, label=y_val, feature_names=_feature_names())
         evals.append((dval, "validation"))
     history: dict = {}
     booster = xgb.train(
@@ -241,8 +242,8 @@ def fit_model(
     )
     validation: dict = {"train_rmse": history["train"]["rmse"][-1]}
     if dval is not None:
-        pred = booster.inplace_predict(np.concatenate(vx))
-        y_val, g_val, d_val = np.concatenate(vy), np.concatenate(vg), np.concatenate(vdeck)
+        pred = booster.inplace_predict(x_val)
+        g_val, d_val = np.concatenate(vg), np.concatenate(vdeck)
         validation["rmse"] = _rmse(pred, y_val)
         validation["agreement"] = _agreement(pred, y_val, g_val + (d_val.astype(np.int64) << 50))
         validation["rows"] = int(y_val.shape[0])
@@ -297,12 +298,17 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def check_model_path(path: Path) -> Path:
+    """A model file name XGBoost can write (its format follows the suffix)."""
+    if path.suffix not in MODEL_SUFFIXES:
+        raise PasurInputError(f"{path}: a model file name ends in .ubj or .json (XGBoost's formats)")
+    return path
+
+
 def save_model(model: StrategyModel, path: str | Path) -> Path:
     """Write the model (XGBoost's format, chosen by the suffix) and its card, each through a
     temporary name and a rename; returns the card's path."""
-    path = Path(path)
-    if path.suffix not in MODEL_SUFFIXES:
-        raise PasurInputError(f"{path}: a model file name ends in .ubj or .json (XGBoost's formats)")
+    path = check_model_path(Path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
     os.close(fd)

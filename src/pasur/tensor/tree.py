@@ -220,7 +220,7 @@ class _Frontier:
         )
 
 
-def _normalize_clubs(ca: torch.Tensor, cb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def normalize_clubs(ca: torch.Tensor, cb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Clubs as far as the future is concerned: (7, 0) or (0, 7) once the bonus is clinched."""
     a_won, b_won = ca >= CLUBS_FOR_BONUS, cb >= CLUBS_FOR_BONUS
     ca = torch.where(a_won, CLUBS_FOR_BONUS, torch.where(b_won, 0, ca))
@@ -280,7 +280,7 @@ class TreeBuilder:
             scores = torch.tensor([[sa, sb, flag, lc]], dtype=torch.int8, device=dev)
             root_fgm = torch.zeros((1, 2), dtype=torch.int32, device=dev)
         else:
-            a, b = _normalize_clubs(torch.tensor([ca], device=dev), torch.tensor([cb], device=dev))
+            a, b = normalize_clubs(torch.tensor([ca], device=dev), torch.tensor([cb], device=dev))
             frontier.clubs = [a, b]
             frontier.last = torch.tensor([lc], dtype=torch.int64, device=dev)
         rounds: list[RoundTree] = []
@@ -350,7 +350,7 @@ class TreeBuilder:
                 cap_rows = ((la.captured.unsqueeze(1) >> inp_t) & 1).to(torch.int8)[act]  # [E, m]
                 update_cmp(child.cmp, pos[card], cap_rows, is_cap, p, t // 2)
             if self.mode == "compact":
-                child.clubs = list(_normalize_clubs(*child.clubs))
+                child.clubs = list(normalize_clubs(*child.clubs))
                 child, layer.child = self._merge(child, dealt)
             else:
                 c_child = c_scr[parent]
@@ -420,7 +420,7 @@ class TreeBuilder:
             for lo in range(0, fgm.shape[0], END_CHUNK):
                 g, s = fgm[lo : lo + END_CHUNK, 0].long(), fgm[lo : lo + END_CHUNK, 1].long()
                 ca, cb = _inherited_clubs(sc[s])
-                ca, cb = _normalize_clubs(ca + frontier.clubs[0][g], cb + frontier.clubs[1][g])
+                ca, cb = normalize_clubs(ca + frontier.clubs[0][g], cb + frontier.clubs[1][g])
                 last = torch.where(frontier.last[g] != NOBODY, frontier.last[g], sc[s, 3])
                 rt.terminal_value[lo : lo + END_CHUNK] = _final_value(ca, cb, last, pool_clubs[g], pool_points[g])
             return frontier, None, None
@@ -432,7 +432,7 @@ class TreeBuilder:
         first = first_occurrence(pair_inv, upair.shape[0])
         ps, pg = s[first], g[first]  # representative (score, GT node) of each pair
         ca, cb = _inherited_clubs(sc[ps])
-        ca, cb = _normalize_clubs(ca + frontier.clubs[0][pg], cb + frontier.clubs[1][pg])
+        ca, cb = normalize_clubs(ca + frontier.clubs[0][pg], cb + frontier.clubs[1][pg])
         last = torch.where(frontier.last[pg] != NOBODY, frontier.last[pg], sc[ps, 3])
         new_scores = torch.stack([*_paper_score(ca, cb), last], 1)
         uscores, score_id = torch.unique(new_scores, dim=0, return_inverse=True)
