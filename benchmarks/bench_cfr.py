@@ -19,11 +19,11 @@ from pathlib import Path
 
 import torch
 
-from pasur.cards import read_deck_file
-from pasur.state import GameState
-from pasur.tensor.cfr import CFRParams, RoundCFR, solve_cfr
-from pasur.tensor.exact import solve_exact
-from pasur.tensor.tree import build_tree
+from pasur.game.cards import read_deck_file
+from pasur.game.state import GameState
+from pasur.solve.cfr import CFRParams, RoundCFR, solve_cfr
+from pasur.solve.exact import solve_exact
+from pasur.solve.tree import build_tree
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DECKS = REPO.parent / "shared" / "decks" / "reference-decks.json"

@@ -26,8 +26,8 @@ if not DEFAULT_DECKS.exists():
 
 
 def _one(deck_text: str, repeat: int) -> dict:
-    from pasur.cards import parse_deck
-    from pasur.reference import solve_deck
+    from pasur.game.cards import parse_deck
+    from pasur.solve.reference import solve_deck
 
     deck = parse_deck(deck_text)
     times = []
@@ -55,7 +55,7 @@ def main() -> None:
         print(json.dumps(_one(args.one, args.repeat)))
         return
 
-    from pasur.cards import read_deck_file
+    from pasur.game.cards import read_deck_file
 
     decks = read_deck_file(args.deck_file)
     print(

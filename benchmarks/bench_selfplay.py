@@ -16,13 +16,13 @@ from pathlib import Path
 
 import torch
 
-from pasur.cards import Deck
-from pasur.models import BatchModel, ModelParams, fit_model
-from pasur.selfplay import BatchGreedy, BatchRandom, BatchStrategy, play_batch
-from pasur.state import GameState
-from pasur.tensor.cfr import CFRParams, solve_cfr
-from pasur.tensor.cfr_io import write_strategy_table
-from pasur.tensor.tree import build_tree
+from pasur.game.cards import Deck
+from pasur.learn.models import BatchModel, ModelParams, fit_model
+from pasur.play.selfplay import BatchGreedy, BatchRandom, BatchStrategy, play_batch
+from pasur.game.state import GameState
+from pasur.solve.cfr import CFRParams, solve_cfr
+from pasur.solve.tables import write_strategy_table
+from pasur.solve.tree import build_tree
 
 
 def solved(deck: Deck, device: str):

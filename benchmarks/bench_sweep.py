@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
-from pasur import sweep
-from pasur.pipeline import DeckJob
+from pasur.study import sweep
+from pasur.study.pipeline import DeckJob
 
 JOBS = {
     "exact": DeckJob(method="exact", target_exploitability=None),

@@ -29,10 +29,10 @@ if not DEFAULT_DECKS.exists():
 def _one(deck_text: str, mode: str, repeat: int, device: str, threads: int) -> dict:
     import torch
 
-    from pasur.cards import parse_deck
-    from pasur.state import GameState
-    from pasur.tensor.exact import solve_exact
-    from pasur.tensor.tree import build_tree
+    from pasur.game.cards import parse_deck
+    from pasur.game.state import GameState
+    from pasur.solve.exact import solve_exact
+    from pasur.solve.tree import build_tree
 
     torch.set_num_threads(threads)
     deck = parse_deck(deck_text)
@@ -79,7 +79,7 @@ def main() -> None:
         print(json.dumps(_one(args.one[0], args.one[1], args.repeat, args.device, args.threads)))
         return
 
-    from pasur.cards import read_deck_file
+    from pasur.game.cards import read_deck_file
 
     decks = read_deck_file(args.deck_file)
     print(

@@ -7,7 +7,7 @@ import io
 import pytest
 
 from helpers import naive_value, position
-from pasur.agents import (
+from pasur.play.agents import (
     ExactAgent,
     GameAborted,
     GreedyAgent,
@@ -18,10 +18,10 @@ from pasur.agents import (
     parse_choice,
     play_game,
 )
-from pasur.cards import Deck, mask_of, parse_card
-from pasur.errors import PasurInputError
-from pasur.reference import solve_deck
-from pasur.rules import Action
+from pasur.game.cards import Deck, mask_of, parse_card
+from pasur.common.errors import PasurInputError
+from pasur.solve.reference import solve_deck
+from pasur.game.rules import Action
 
 
 def C(t: str) -> int:

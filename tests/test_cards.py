@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pasur import cards
-from pasur.cards import (
+from pasur.game import cards
+from pasur.game.cards import (
     Deck,
     NamedDeck,
     card_points,
@@ -31,7 +31,7 @@ from pasur.cards import (
     validate_deck,
     value,
 )
-from pasur.errors import PasurInputError
+from pasur.common.errors import PasurInputError
 
 TESTS = Path(__file__).resolve().parent
 REFERENCE_FILES = [

@@ -10,12 +10,12 @@ from typer.testing import CliRunner
 
 from helpers import position
 from pasur.cli import app
-from pasur.errors import PasurInputError
-from pasur.state import GameState
-from pasur.tensor.cfr import CFRParams, solve_cfr
-from pasur.tensor.cfr_io import read_strategy_table, write_strategy_table
-from pasur.tensor.exact import exploitability, solve_exact, strategy_value
-from pasur.tensor.tree import build_tree
+from pasur.common.errors import PasurInputError
+from pasur.game.state import GameState
+from pasur.solve.cfr import CFRParams, solve_cfr
+from pasur.solve.tables import read_strategy_table, write_strategy_table
+from pasur.solve.exact import exploitability, solve_exact, strategy_value
+from pasur.solve.tree import build_tree
 
 SMALL = [(5, 4, 4), (6, 4, 4), (0, 5, 0), (1, 5, 2)]
 
@@ -97,7 +97,7 @@ def test_first_iteration_regrets_and_average_from_scratch(mode):
     so unlike the matched strategies they can be compared to a tolerance."""
     import torch
 
-    from pasur.tensor.cfr import RoundCFR
+    from pasur.solve.cfr import RoundCFR
 
     rt = build_tree(position(1, 4, 2), mode).round(5)
     rt_tree = rt

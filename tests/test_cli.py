@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from pasur.cards import Deck, format_cards
+from pasur.game.cards import Deck, format_cards
 from pasur.cli import app
 
 runner = CliRunner()

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from pasur import experiments as ex
-from pasur.cards import NamedDeck, random_deck
+from pasur.study import experiments as ex
+from pasur.game.cards import NamedDeck, random_deck
 from pasur.cli import app
-from pasur.errors import PasurInputError
-from pasur.pipeline import DeckJob, dealt_counts, run_deck
-from pasur.state import GameState
+from pasur.common.errors import PasurInputError
+from pasur.study.pipeline import DeckJob, dealt_counts, run_deck
+from pasur.game.state import GameState
 
 INLINE = {"engine": "inline", "progress": False}
 SMALL_SEEDS = (36, 24, 20)  # the smallest compact trees among seeds 0..39 (86-89 k nodes)
@@ -46,7 +46,7 @@ def test_pipeline_record_and_files(tmp_path):
     nd = decks(36)[0]
     job = DeckJob(games=300, matchups=("table-vs-table", "table-vs-random"), fit=True, model_params={"rounds": 5})
     rec = run_deck(nd, job, tmp_path / "d", None)
-    from pasur.reference import ReferenceSolver
+    from pasur.solve.reference import ReferenceSolver
 
     assert rec["exact_value"] == ReferenceSolver(nd.deck).value(GameState.initial(nd.deck))
     assert abs(rec["value"] - rec["exact_value"]) <= rec["exploitability"] + 1e-6

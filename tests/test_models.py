@@ -11,14 +11,14 @@ import pytest
 import torch
 
 from helpers import position
-from pasur.batch_infosets import InfosetTracker
-from pasur.errors import PasurInputError
-from pasur.models import BatchModel, ModelParams, card_path, fit_model, load_model, save_model
-from pasur.selfplay import BatchRandom, BatchState, TreeTracker, play_batch
-from pasur.tensor.cfr import CFRParams, solve_cfr
-from pasur.tensor.cfr_io import FEATURE_COLUMNS, write_strategy_table
-from pasur.tensor.infoset import infoset_tensor
-from pasur.tensor.tree import build_tree
+from pasur.play.infosets import InfosetTracker
+from pasur.common.errors import PasurInputError
+from pasur.learn.models import BatchModel, ModelParams, card_path, fit_model, load_model, save_model
+from pasur.play.selfplay import BatchRandom, BatchState, TreeTracker, play_batch
+from pasur.solve.cfr import CFRParams, solve_cfr
+from pasur.solve.tables import FEATURE_COLUMNS, write_strategy_table
+from pasur.solve.infoset import infoset_tensor
+from pasur.solve.tree import build_tree
 
 SMALL = ModelParams(rounds=8, max_depth=4)
 

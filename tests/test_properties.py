@@ -1,6 +1,6 @@
 """Property tests over random decks and random play (hypothesis).
 
-The oracles here are written independently of ``pasur.rules``: subset counts by dynamic programming,
+The oracles here are written independently of ``pasur.game.rules``: subset counts by dynamic programming,
 the Jack and court-card rules straight from the spec, and a plain (memo-free) minimax for the solver.
 """
 
@@ -11,10 +11,10 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pasur.cards import Deck, cards_of, mask_of, value
-from pasur.reference import ReferenceSolver
-from pasur.rules import Action
-from pasur.state import ALEX, BOB, GameState
+from pasur.game.cards import Deck, cards_of, mask_of, value
+from pasur.solve.reference import ReferenceSolver
+from pasur.game.rules import Action
+from pasur.game.state import ALEX, BOB, GameState
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 
@@ -167,7 +167,7 @@ def test_random_play_drawn_by_hypothesis(deck_seed: int, data: st.DataObject) ->
 @settings(max_examples=200, deadline=None)
 @given(pool_cards=st.lists(st.integers(0, 51), max_size=14, unique=True), hand_seed=SEEDS)
 def test_actions_follow_the_rules_on_arbitrary_pools(pool_cards: list[int], hand_seed: int) -> None:
-    from pasur.rules import legal_actions
+    from pasur.game.rules import legal_actions
 
     rest = [c for c in range(52) if c not in pool_cards]
     hand = mask_of(random.Random(hand_seed).sample(rest, 4))

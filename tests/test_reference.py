@@ -7,9 +7,9 @@ import random
 import pytest
 
 from helpers import naive_value, position
-from pasur.cards import Deck
-from pasur.reference import ReferenceSolver, banked_diff, future_key, solve_deck
-from pasur.state import ALEX, GameState
+from pasur.game.cards import Deck
+from pasur.solve.reference import ReferenceSolver, banked_diff, future_key, solve_deck
+from pasur.game.state import ALEX, GameState
 
 
 def test_reference_decks_exact_values(reference_decks):

@@ -7,8 +7,8 @@ from itertools import combinations
 
 import pytest
 
-from pasur.cards import cards_of, format_cards, mask_of, parse_card, value
-from pasur.rules import Action, captures_for, card_actions, is_sur, legal_actions, numeric_captures
+from pasur.game.cards import cards_of, format_cards, mask_of, parse_card, value
+from pasur.game.rules import Action, captures_for, card_actions, is_sur, legal_actions, numeric_captures
 
 
 def C(text: str) -> int:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from pasur.agents import GreedyAgent, play_game
-from pasur.cards import Deck
-from pasur.selfplay import BatchExact, BatchGreedy, BatchRandom, BatchState, play_batch
-from pasur.state import GameState
+from pasur.play.agents import GreedyAgent, play_game
+from pasur.game.cards import Deck
+from pasur.play.selfplay import BatchExact, BatchGreedy, BatchRandom, BatchState, play_batch
+from pasur.game.state import GameState
 
 
 def test_random_games_replay_in_the_scalar_engine():
@@ -66,15 +66,15 @@ def test_random_agent_is_seeded():
 
 
 def _tree_and_strategy(deck, mode="compact"):
-    from pasur.tensor.exact import pure_strategy, solve_exact
-    from pasur.tensor.tree import build_tree
+    from pasur.solve.exact import pure_strategy, solve_exact
+    from pasur.solve.tree import build_tree
 
     tree = build_tree(GameState.initial(deck), mode)
     return tree, pure_strategy(solve_exact(tree))
 
 
 def test_tracked_nodes_offer_each_games_legal_actions():
-    from pasur.selfplay import TreeTracker
+    from pasur.play.selfplay import TreeTracker
 
     deck = Deck.from_seed(4)
     tree, _ = _tree_and_strategy(deck)
@@ -92,7 +92,7 @@ def test_tracked_nodes_offer_each_games_legal_actions():
 
 
 def test_strategy_agent_plays_the_exact_strategy_to_the_exact_value(reference_decks):
-    from pasur.selfplay import BatchStrategy
+    from pasur.play.selfplay import BatchStrategy
 
     nd = reference_decks[2]
     for mode in ("compact", "paper"):
@@ -106,11 +106,11 @@ def test_strategy_agent_plays_the_exact_strategy_to_the_exact_value(reference_de
 def test_cfr_strategy_against_random_guarantees_about_the_value(reference_decks, tmp_path):
     """An equilibrium from DCFR, written to Parquet and read back, does at least as well against
     random play as the exact value says it can guarantee (within the 95 % interval)."""
-    from pasur.measures import matchup_measures
-    from pasur.selfplay import BatchStrategy
-    from pasur.tensor.cfr import CFRParams, solve_cfr
-    from pasur.tensor.cfr_io import read_strategy_table, write_strategy_table
-    from pasur.tensor.tree import build_tree
+    from pasur.play.measures import matchup_measures
+    from pasur.play.selfplay import BatchStrategy
+    from pasur.solve.cfr import CFRParams, solve_cfr
+    from pasur.solve.tables import read_strategy_table, write_strategy_table
+    from pasur.solve.tree import build_tree
 
     nd = reference_decks[1]
     tree = build_tree(GameState.initial(nd.deck), "compact")

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from pasur.cards import ALL_CARDS, Deck, cards_of, format_cards, mask_of, parse_card, parse_cards
-from pasur.rules import Action
-from pasur.state import ALEX, BOB, GameState, IllegalActionError
+from pasur.game.cards import ALL_CARDS, Deck, cards_of, format_cards, mask_of, parse_card, parse_cards
+from pasur.game.rules import Action
+from pasur.game.state import ALEX, BOB, GameState, IllegalActionError
 
 
 def C(text: str) -> int:

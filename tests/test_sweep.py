@@ -15,12 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from pasur import pipeline, sweep
+from pasur.study import pipeline, sweep
 from pasur.cli import app
-from pasur.errors import PasurInputError
-from pasur.manifest import Manifest
-from pasur.pipeline import DeckJob
-from pasur.sweep import read_records, run_sweep, seed_decks
+from pasur.common.errors import PasurInputError
+from pasur.study.manifest import Manifest
+from pasur.study.pipeline import DeckJob
+from pasur.study.sweep import read_records, run_sweep, seed_decks
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent

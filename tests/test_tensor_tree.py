@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from helpers import position
-from pasur.cards import JACK, Deck, mask_of, parse_card
-from pasur.reference import ReferenceSolver, banked_diff, club_key, future_key
-from pasur.rules import legal_actions
-from pasur.state import ALEX, TURNS_PER_ROUND, GameState
-from pasur.tensor.actions import layer_actions, numeric_subsets
-from pasur.tensor.exact import (
+from pasur.game.cards import JACK, Deck, mask_of, parse_card
+from pasur.solve.reference import ReferenceSolver, banked_diff, club_key, future_key
+from pasur.game.rules import legal_actions
+from pasur.game.state import ALEX, TURNS_PER_ROUND, GameState
+from pasur.solve.actions import layer_actions, numeric_subsets
+from pasur.solve.exact import (
     best_response,
     exploitability,
     pure_strategy,
@@ -25,11 +25,11 @@ from pasur.tensor.exact import (
     strategy_value,
     uniform_strategy,
 )
-from pasur.tensor.gme import compress_gme, replay_gme
-from pasur.tensor.infoset import infoset_tensor
-from pasur.tensor.memory import TreeTooLargeError
-from pasur.tensor.ops import popcount
-from pasur.tensor.tree import build_tree
+from pasur.solve.gme import compress_gme, replay_gme
+from pasur.solve.infoset import infoset_tensor
+from pasur.common.memory import TreeTooLargeError
+from pasur.solve.ops import popcount
+from pasur.solve.tree import build_tree
 
 MODES = ("paper", "compact")
 # (seed, round, turn) of small games: last round, last two rounds, and mid-round positions;
@@ -375,8 +375,8 @@ def test_compact_keys_are_the_reference_solvers_states():
 def test_small_games_cover_jacks_surs_court_choices_and_sweeps():
     """The cross-checked games exercise every rule: Jack captures, Surs, a Queen/King with a
     choice of two, final sweeps, and a sweep to a capturer from before the game's last captures."""
-    from pasur.cards import KING, QUEEN, rank
-    from pasur.rules import is_sur
+    from pasur.game.cards import KING, QUEEN, rank
+    from pasur.game.rules import is_sur
 
     seen = set()
     for seed, rnd, turn in SMALL:

@@ -1,0 +1,105 @@
+"""A memory guard for tree building: refuse a layer that would not fit, before allocating it.
+
+The size of the next layer is known exactly before it is built (the branch factors sum to
+it), so the guard compares what the build already uses (the process's resident memory on the
+CPU, allocated memory on CUDA, above what it was when the build began) plus the projected
+layer and its transients against a limit: by default what the device had free at the start.
+Measuring the real use, not a sum of tensor sizes, keeps allocator slack and freed-but-kept
+transients in the account.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from pasur.common.errors import PasurInputError
+
+
+class TreeTooLargeError(PasurInputError):
+    """The tree would exceed the memory limit; the message says where and how much."""
+
+
+def available_bytes(device: torch.device) -> int:
+    """Free memory of ``device``: ``MemAvailable`` for the CPU, ``mem_get_info`` for CUDA."""
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return int(free)
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import os
+
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+
+
+def gib(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB"
+
+
+def used_bytes(device: torch.device) -> int:
+    """Memory in use now: resident set size of this process (CPU) or allocated bytes (CUDA)."""
+    if device.type == "cuda":
+        return int(torch.cuda.memory_allocated(device))
+    try:
+        with open("/proc/self/statm") as f:
+            import os
+
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        import resource
+
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class MemoryGuard:
+    """Refuses layers that would take the build past ``limit`` bytes (see the module docstring)."""
+
+    #: per new GT edge kept: parent and child int32, card int8, captured int64, reward int8
+    GT_EDGE_BYTES = 18
+    #: per new FGT node kept (paper mode): t_fgm 2 x int32, t_edg int32
+    FGT_BYTES = 12
+    #: transient per new GT node while a layer is built (measured): parent and child state
+    #: (6 int64 columns each), action indices, keys, masks
+    GT_TRANSIENT_BYTES = 260
+    #: transient per new FGT node (measured): RepeatBlocks' int64 intermediates, gathers
+    FGT_TRANSIENT_BYTES = 72
+    #: transient per terminal FGT node at the end of a round (new scores, pairs, linkage)
+    END_ROUND_BYTES = 96
+    #: share of the free memory used when no limit is given (headroom for the solver after the build)
+    DEFAULT_SHARE = 0.8
+    #: node indices are int32
+    MAX_LAYER = 2**31 - 1
+
+    def __init__(self, limit: int | None, device: torch.device) -> None:
+        self.device = device
+        self.limit = limit if limit is not None else int(self.DEFAULT_SHARE * available_bytes(device))
+        self.base = used_bytes(device)
+
+    @property
+    def held(self) -> int:
+        return max(0, used_bytes(self.device) - self.base)
+
+    def check(self, r: int, t: int, n_gt: int, n_fgm: int, mode: str, m: int, history: bool) -> None:
+        if max(n_gt, n_fgm) > self.MAX_LAYER:
+            raise TreeTooLargeError(
+                f"round {r}, turn {t}: {max(n_gt, n_fgm):,} nodes in one layer, more than int32 indices hold; "
+                "use --tree compact"
+            )
+        per_gt = self.GT_EDGE_BYTES + (m if history else 0)
+        paper = mode == "paper"
+        kept = n_gt * per_gt + (n_fgm * self.FGT_BYTES if paper else 0)
+        transient = n_gt * (self.GT_TRANSIENT_BYTES + (4 * m if history else 0))
+        transient += n_fgm * self.FGT_TRANSIENT_BYTES if paper else 0
+        if t == 8:  # the end of the round follows at once
+            transient = max(transient, n_fgm * self.END_ROUND_BYTES)
+        held = self.held
+        if held + kept + transient > self.limit:
+            raise TreeTooLargeError(
+                f"round {r}, turn {t}: {n_gt:,} game-tree nodes ({n_fgm:,} full-game-tree nodes) would need "
+                f"about {gib(kept + transient)} on top of the {gib(held)} in use, over the limit of "
+                f"{gib(self.limit)}; use --tree compact, a larger --memory-limit, or a bigger device"
+            )

@@ -1,0 +1,333 @@
+"""Cards, card sets and decks, as fixed by ``shared/spec/pasur-rules.md``.
+
+A card is an ``int`` in ``0..51``: ``index = 4 * rank + suit`` with ranks
+``0 = Ace .. 9 = 10, 10 = Jack, 11 = Queen, 12 = King`` and suits
+``0 = clubs, 1 = diamonds, 2 = hearts, 3 = spades``.
+
+A *set* of cards is an ``int`` bit mask (bit ``i`` set when card ``i`` is in the set).
+Masks make the rules engine and the reference solver fast and hashable while
+staying easy to read through the helpers below (:func:`cards_of`, :func:`mask_of`).
+
+>>> parse_card("TD"), parse_card("10♦"), parse_card("a♣"), parse_card("KS")
+(37, 37, 0, 51)
+>>> format_card(37), format_card(37, unicode=True)
+('TD', '10♦')
+>>> format_cards(mask_of([0, 40, 51]))
+'AC JC KS'
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pasur.common.errors import PasurInputError
+
+N_CARDS = 52
+N_RANKS = 13
+N_SUITS = 4
+
+ACE, JACK, QUEEN, KING = 0, 10, 11, 12
+CLUBS, DIAMONDS, HEARTS, SPADES = 0, 1, 2, 3
+
+RANK_LETTERS = "A23456789TJQK"
+SUIT_LETTERS = "CDHS"
+SUIT_SYMBOLS = "♣♦♥♠"
+_RANK_WORDS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"]
+
+TWO_OF_CLUBS = 4  # 2♣
+TEN_OF_DIAMONDS = 37  # 10♦
+SEVEN_OF_CLUBS = 24  # 7♣, tracked by the paper's inherited-score key
+
+
+def rank(card: int) -> int:
+    """Rank index 0..12 (0 = Ace, 10 = Jack, 11 = Queen, 12 = King)."""
+    return card >> 2
+
+
+def suit(card: int) -> int:
+    """Suit index 0..3 (clubs, diamonds, hearts, spades)."""
+    return card & 3
+
+
+def value(card: int) -> int:
+    """Capture value of a numeric card (Ace = 1 .. 10 = 10); 0 for court cards."""
+    r = card >> 2
+    return r + 1 if r < JACK else 0
+
+
+def is_numeric(card: int) -> bool:
+    return card < 40
+
+
+def card_points(card: int) -> int:
+    """Points a single captured card is worth (the clubs bonus is counted apart)."""
+    if card == TWO_OF_CLUBS:
+        return 2
+    if card == TEN_OF_DIAMONDS:
+        return 3
+    r = card >> 2
+    return 1 if r in (ACE, JACK) else 0
+
+
+def _mask_where(pred) -> int:
+    return sum(1 << c for c in range(N_CARDS) if pred(c))
+
+
+ALL_CARDS = (1 << N_CARDS) - 1
+NUMERIC_MASK = (1 << 40) - 1
+JACK_MASK = _mask_where(lambda c: rank(c) == JACK)
+QUEEN_MASK = _mask_where(lambda c: rank(c) == QUEEN)
+KING_MASK = _mask_where(lambda c: rank(c) == KING)
+CLUB_MASK = _mask_where(lambda c: suit(c) == CLUBS)
+ACE_MASK = _mask_where(lambda c: rank(c) == ACE)
+POINT_CARDS_MASK = _mask_where(lambda c: card_points(c) > 0)
+N_CLUBS = 13
+CLUBS_FOR_BONUS = 7
+CLUBS_BONUS = 7
+SUR_POINTS = 5
+
+
+def bit(card: int) -> int:
+    return 1 << card
+
+
+def mask_of(cards: Iterable[int]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def cards_of(mask: int) -> list[int]:
+    """Card indices in a mask, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def iter_cards(mask: int) -> Iterator[int]:
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+def count(mask: int) -> int:
+    return mask.bit_count()
+
+
+def clubs_in(mask: int) -> int:
+    return (mask & CLUB_MASK).bit_count()
+
+
+def points_in(mask: int) -> int:
+    """Card points in a set (Aces, Jacks, 2♣, 10♦); no clubs bonus, no Surs."""
+    return sum(card_points(c) for c in iter_cards(mask & POINT_CARDS_MASK))
+
+
+# ---------------------------------------------------------------------------
+# Text forms
+
+# re.ASCII: case folding stays ASCII (the Kelvin sign "K" must not pass for a K).
+_TOKEN = re.compile(r"^(10|[A2-9TJQK])([CDHS♣♦♥♠])$", re.IGNORECASE | re.ASCII)
+_SUIT_INDEX = {**{s: i for i, s in enumerate(SUIT_LETTERS)}, **{s: i for i, s in enumerate(SUIT_SYMBOLS)}}
+# Variation selectors sometimes follow suit symbols (♣️); they carry no meaning.
+_STRIP = str.maketrans({"\ufe0f": None, "\ufe0e": None})
+
+
+def parse_card(token: str) -> int:
+    """Read one card: ``TD``, ``10D``, ``10♦``, ``td``. Raises :class:`PasurInputError`."""
+    raw = token
+    t = token.strip().translate(_STRIP)
+    m = _TOKEN.match(t)
+    if not m:
+        raise PasurInputError(f"unknown card {raw!r} (expected rank A,2-9,T/10,J,Q,K then suit C,D,H,S or ♣♦♥♠)")
+    r_text, s_text = m.group(1).upper(), m.group(2).upper()
+    r = 9 if r_text == "10" else RANK_LETTERS.index(r_text)
+    return 4 * r + _SUIT_INDEX[s_text]
+
+
+def format_card(card: int, *, unicode: bool = False) -> str:
+    if not 0 <= card < N_CARDS:
+        raise ValueError(f"card index out of range: {card}")
+    if unicode:
+        return _RANK_WORDS[rank(card)] + SUIT_SYMBOLS[suit(card)]
+    return RANK_LETTERS[rank(card)] + SUIT_LETTERS[suit(card)]
+
+
+def format_cards(cards: int | Iterable[int], *, unicode: bool = False, sep: str = " ") -> str:
+    """Format a mask (ascending) or a sequence of cards (in its order)."""
+    seq = cards_of(cards) if isinstance(cards, int) else list(cards)
+    return sep.join(format_card(c, unicode=unicode) for c in seq)
+
+
+def parse_cards(text: str) -> list[int]:
+    """Read whitespace- or comma-separated cards, keeping their order."""
+    return [parse_card(t) for t in re.split(r"[\s,]+", text.strip()) if t]
+
+
+# ---------------------------------------------------------------------------
+# Decks
+
+POOL_SIZE = 4
+HAND_SIZE = 4
+N_ROUNDS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Deck:
+    """A valid 52-card deck in dealing order; see the spec's *Deal* section.
+
+    >>> d = Deck.from_seed(3)
+    >>> Deck.parse(str(d)) == d
+    True
+    >>> len(d.hand(0, 5)), d.hand_mask(0, 0) & d.hand_mask(1, 0)
+    (4, 0)
+    """
+
+    cards: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        validate_deck(self.cards)
+
+    # -- construction -----------------------------------------------------
+    @classmethod
+    def parse(cls, text: str) -> Deck:
+        return cls(tuple(parse_cards(text)))
+
+    @classmethod
+    def from_seed(cls, seed: int | None) -> Deck:
+        return random_deck(random.Random(seed))
+
+    # -- layout -------------------------------------------------------------
+    @property
+    def pool(self) -> tuple[int, ...]:
+        return self.cards[0:POOL_SIZE]
+
+    def hand(self, player: int, round_: int) -> tuple[int, ...]:
+        """Cards player (0 = Alex, 1 = Bob) receives in round ``round_`` (0..5)."""
+        if not 0 <= round_ < N_ROUNDS or player not in (0, 1):
+            raise ValueError(f"no hand for player {player} in round {round_}")
+        start = POOL_SIZE + 2 * HAND_SIZE * round_ + HAND_SIZE * player
+        return self.cards[start : start + HAND_SIZE]
+
+    def hand_mask(self, player: int, round_: int) -> int:
+        return mask_of(self.hand(player, round_))
+
+    @property
+    def pool_mask(self) -> int:
+        return mask_of(self.pool)
+
+    def __str__(self) -> str:
+        return format_cards(self.cards)
+
+    def format(self, *, unicode: bool = False) -> str:
+        return format_cards(self.cards, unicode=unicode)
+
+
+def validate_deck(cards: Sequence[int]) -> None:
+    """Refuse anything that is not a valid deck, naming the problem."""
+    seen: dict[int, int] = {}
+    for pos, c in enumerate(cards):
+        if not isinstance(c, int) or not 0 <= c < N_CARDS:
+            raise PasurInputError(f"invalid card {c!r} at position {pos}")
+        if c in seen:
+            raise PasurInputError(f"duplicate card {format_card(c)} at positions {seen[c]} and {pos}")
+        seen[c] = pos
+    if len(cards) != N_CARDS:
+        raise PasurInputError(f"a deck has 52 cards, got {len(cards)}")
+    for pos in range(POOL_SIZE):
+        if rank(cards[pos]) == JACK:
+            raise PasurInputError(
+                f"Jack {format_card(cards[pos])} in the initial pool (position {pos}); the pool may hold no Jack"
+            )
+
+
+def random_deck(rng: random.Random) -> Deck:
+    """Uniform among valid decks: shuffle, and shuffle again while a Jack is in the pool."""
+    cards = list(range(N_CARDS))
+    while True:
+        rng.shuffle(cards)
+        if not any(rank(c) == JACK for c in cards[:POOL_SIZE]):
+            return Deck(tuple(cards))
+
+
+def parse_deck(text: str) -> Deck:
+    """Read a deck string, naming the first bad token and any missing cards."""
+    tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
+    cards = []
+    for pos, tok in enumerate(tokens):
+        try:
+            cards.append(parse_card(tok))
+        except PasurInputError as e:
+            raise PasurInputError(f"position {pos}: {e}") from None
+    if len(cards) < N_CARDS and len(set(cards)) == len(cards):
+        missing = sorted(set(range(N_CARDS)) - set(cards))
+        shown = format_cards(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        raise PasurInputError(f"a deck has 52 cards, got {len(cards)}; missing {shown}")
+    return Deck(tuple(cards))
+
+
+@dataclass(frozen=True, slots=True)
+class NamedDeck:
+    """A deck with an id (and an optional known exact value, as in the reference file)."""
+
+    id: str
+    deck: Deck
+    value: float | None = None
+
+
+def read_deck_file(path: str | Path) -> list[NamedDeck]:
+    """Decks from a file: one deck string per line (``#`` comments, blank lines skipped),
+    or JSON: a list of deck strings or of objects ``{"id", "deck", "value"?}``."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PasurInputError(f"deck file not found: {p}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise PasurInputError(f"cannot read deck file {p}: {e}") from None
+    stripped = text.lstrip()
+    decks: list[NamedDeck] = []
+    if stripped.startswith(("[", "{")):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise PasurInputError(f"{p}: invalid JSON ({e.msg} at line {e.lineno})") from None
+        if isinstance(data, dict):
+            data = data.get("decks", [data])
+        if not isinstance(data, list):
+            raise PasurInputError(f"{p}: JSON must be a list of decks")
+        for i, item in enumerate(data):
+            if isinstance(item, str):
+                deck_text, deck_id, val = item, f"{p.stem}-{i}", None
+            elif isinstance(item, dict) and isinstance(item.get("deck"), str):
+                deck_text = item["deck"]
+                deck_id = str(item.get("id", f"{p.stem}-{i}"))
+                val = item.get("value")
+            else:
+                raise PasurInputError(f"{p}: entry {i} is neither a deck string nor an object with a 'deck' string")
+            try:
+                decks.append(NamedDeck(deck_id, parse_deck(deck_text), val))
+            except PasurInputError as e:
+                raise PasurInputError(f"{p}: deck {deck_id}: {e}") from None
+    else:
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            try:
+                decks.append(NamedDeck(f"{p.stem}-{len(decks)}", parse_deck(line)))
+            except PasurInputError as e:
+                raise PasurInputError(f"{p}:{lineno}: {e}") from None
+    if not decks:
+        raise PasurInputError(f"{p}: no decks in file")
+    return decks

@@ -1,0 +1,392 @@
+"""XGBoost models of solved strategies (paper section 3): a regressor of 100 × the strategy
+probability on the 58 infoset features, RMSE objective, ``gamma = 1``.
+
+Two kinds, one code path: a model per deck (the paper: trained on one deck's table, validated
+on held-out decision points of it) and a model across decks (the paper's future work: trained
+on the tables of many decks, validated on decks it never saw). A model is saved in XGBoost's
+own format (``.ubj`` or ``.json``) next to a JSON card (``<name>.card.json``) that records its
+training data, parameters, validation errors, the tree mode whose features it reads, and the
+model file's SHA-256, so a truncated or swapped file is refused by name.
+
+Validation reports the RMSE (in the target's units, percentage points of probability) and the
+*agreement*: the share of held-out decision points where the model's favourite action is one
+of the strategy's most likely actions.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from pasur import __version__
+from pasur.common.errors import PasurInputError
+
+CARD_FORMAT = "pasur-model/1"
+TARGET_SCALE = 100.0
+MODEL_SUFFIXES = (".ubj", ".json")
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """Training settings; the paper's are RMSE and ``gamma = 1`` (the rest are XGBoost's
+    defaults, which the paper does not change)."""
+
+    max_depth: int = 6
+    learning_rate: float = 0.3
+    rounds: int = 100
+    gamma: float = 1.0
+    tree_method: str = "hist"
+    validation_fraction: float = 0.1
+    max_rows: int | None = None
+    seed: int = 0
+    threads: int = 0
+
+    def check(self) -> ModelParams:
+        if not 1 <= self.max_depth <= 32:
+            raise PasurInputError(f"--max-depth must be in 1..32, got {self.max_depth}")
+        if not 0 < self.learning_rate <= 1:
+            raise PasurInputError(f"--learning-rate must be in (0, 1], got {self.learning_rate}")
+        if self.rounds < 1:
+            raise PasurInputError(f"--rounds must be positive, got {self.rounds}")
+        if self.gamma < 0:
+            raise PasurInputError(f"--gamma must be zero or positive, got {self.gamma}")
+        if self.tree_method not in ("hist", "approx", "exact"):
+            raise PasurInputError(f"unknown tree method {self.tree_method!r} (hist, approx or exact)")
+        if not 0 <= self.validation_fraction < 1:
+            raise PasurInputError(f"--validation-fraction must be in [0, 1), got {self.validation_fraction}")
+        if self.max_rows is not None and self.max_rows < 1:
+            raise PasurInputError(f"--max-rows must be positive, got {self.max_rows}")
+        if self.threads < 0:
+            raise PasurInputError(f"--threads must be zero (all) or positive, got {self.threads}")
+        return self
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelParams:
+        """From JSON-like settings; an unknown name is refused by name."""
+        known = set(cls.__dataclass_fields__)
+        for k in d:
+            if k not in known:
+                raise PasurInputError(f"unknown model parameter {k!r} (known: {', '.join(sorted(known))})")
+        return cls(**d).check()
+
+    def xgb_params(self, device: str) -> dict:
+        return {
+            "objective": "reg:squarederror",
+            "eval_metric": "rmse",
+            "gamma": self.gamma,
+            "max_depth": self.max_depth,
+            "eta": self.learning_rate,
+            "tree_method": self.tree_method,
+            "device": "cuda" if device.startswith("cuda") else "cpu",
+            "seed": self.seed,
+            **({"nthread": self.threads} if self.threads else {}),
+        }
+
+
+@dataclass
+class StrategyModel:
+    """A fitted (or loaded) booster and its card."""
+
+    booster: object  # xgboost.Booster
+    card: dict
+
+    @property
+    def tree_mode(self) -> str:
+        return self.card["tree_mode"]
+
+    def predict(self, features: torch.Tensor | np.ndarray) -> np.ndarray:
+        """Predicted 100 × probability for rows of 58 features (not clipped)."""
+        x = features.cpu().numpy() if isinstance(features, torch.Tensor) else features
+        return self.booster.inplace_predict(np.ascontiguousarray(x, dtype=np.float32))
+
+
+# -- training data -----------------------------------------------------------------------
+@dataclass
+class _Table:
+    path: Path
+    deck_id: str
+    mode: str
+    x: np.ndarray  # [n, 58] float32
+    y: np.ndarray  # [n] float32, 100 * probability
+    group: np.ndarray  # [n] int64: decision point (round, ply, node) within the table
+
+
+def read_training_table(path: Path) -> _Table:
+    """One strategy table as training data; refuses files that are not pasur strategy tables."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pasur.solve.tables import FEATURE_COLUMNS
+
+    if not path.exists():
+        raise PasurInputError(f"strategy table not found: {path}")
+    try:
+        schema = pq.read_schema(path)
+        missing = [c for c in (*FEATURE_COLUMNS, "probability", "node", "deck_id") if c not in schema.names]
+        if missing:
+            raise PasurInputError(f"{path}: not a pasur strategy table (no column {missing[0]!r})")
+        table = pq.read_table(path, columns=[*FEATURE_COLUMNS, "probability", "node", "deck_id"])
+    except (pa.ArrowInvalid, OSError) as e:
+        raise PasurInputError(f"{path}: not a readable Parquet strategy table ({e})") from None
+    meta = schema.metadata or {}
+    mode = meta.get(b"pasur.tree", b"").decode()
+    if mode not in ("paper", "compact"):
+        raise PasurInputError(f"{path}: not a pasur strategy table (no tree mode in its metadata)")
+    if table.num_rows == 0:
+        raise PasurInputError(f"{path}: the strategy table is empty")
+    x = np.stack([table.column(c).to_numpy() for c in FEATURE_COLUMNS], axis=1).astype(np.float32)
+    y = table.column("probability").to_numpy().astype(np.float32) * TARGET_SCALE
+    node = table.column("node").to_numpy().astype(np.int64)
+    ply = (2 * x[:, 56] + x[:, 57]).astype(np.int64)
+    group = (x[:, 55].astype(np.int64) * 8 + ply) << 40 | node
+    deck_id = str(table.column("deck_id")[0]) if "deck_id" in table.column_names else path.parent.name
+    return _Table(path, deck_id, mode, x, y, group)
+
+
+def _split_groups(group: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """True for rows whose decision point is held out (a seeded hash, so siblings stay together)."""
+    if fraction == 0:
+        return np.zeros(group.shape[0], dtype=bool)
+    h = (group.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(seed * 7919 + 1)) >> np.uint64(40)
+    return (h % np.uint64(1_000_000)) < np.uint64(int(fraction * 1_000_000))
+
+
+def _agreement(pred: np.ndarray, y: np.ndarray, group: np.ndarray) -> float:
+    """Share of decision points whose highest prediction is on one of the strategy's top actions."""
+    if group.size == 0:
+        return float("nan")
+    order = np.lexsort((-pred, group))
+    g = group[order]
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    y_sorted = y[order]
+    best_y = np.maximum.reduceat(y_sorted, starts)
+    return float(np.mean(y_sorted[starts] >= best_y - 1e-3))
+
+
+def _rmse(pred: np.ndarray, y: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((pred.astype(np.float64) - y) ** 2))) if y.size else float("nan")
+
+
+def fit_model(
+    tables: list[Path],
+    params: ModelParams | None = None,
+    device: str | torch.device = "cpu",
+    validation_tables: list[Path] | None = None,
+) -> StrategyModel:
+    """Fit a model to the strategy ``tables``. Without ``validation_tables`` a seeded share of
+    decision points is held out of each table; with them, the model trains on every row of
+    ``tables`` and is judged on the unseen decks."""
+    import xgboost as xgb
+
+    params = (params or ModelParams()).check()
+    device = str(device)
+    if not tables:
+        raise PasurInputError("no strategy tables to fit")
+    train = [read_training_table(Path(p)) for p in tables]
+    valid = [read_training_table(Path(p)) for p in (validation_tables or [])]
+    modes = {t.mode for t in train + valid}
+    if len(modes) > 1:
+        raise PasurInputError(
+            "the tables come from different tree modes ("
+            + ", ".join(f"{t.path}: {t.mode}" for t in train + valid)
+            + "); their score features differ"
+        )
+    ids = [t.deck_id for t in train]
+    if set(ids) & {t.deck_id for t in valid}:
+        raise PasurInputError("a validation deck is also a training deck; validation decks must be unseen")
+    xs, ys, vx, vy, vg, vdeck = [], [], [], [], [], []
+    for t in train:
+        held = _split_groups(t.group, params.validation_fraction, params.seed) if not valid else None
+        keep = slice(None) if held is None else ~held
+        xs.append(t.x[keep])
+        ys.append(t.y[keep])
+        if held is not None and held.any():
+            vx.append(t.x[held])
+            vy.append(t.y[held])
+            vg.append(t.group[held])
+            vdeck.append(np.full(int(held.sum()), len(vdeck)))
+    for t in valid:
+        vx.append(t.x)
+        vy.append(t.y)
+        vg.append(t.group)
+        vdeck.append(np.full(t.y.shape[0], len(vdeck)))
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    rows_available = int(y.shape[0])
+    if params.max_rows is not None and rows_available > params.max_rows:
+        pick = np.random.default_rng(params.seed).choice(rows_available, params.max_rows, replace=False)
+        pick.sort()
+        x, y = x[pick], y[pick]
+    dtrain = xgb.DMatrix(x, label=y, feature_names=_feature_names())
+    evals = [(dtrain, "train")]
+    dval = None
+    if vx:
+        x_val, y_val = np.concatenate(vx), np.concatenate(vy)
+        dval = xgb.DMatrix(x_val, label=y_val, feature_names=_feature_names())
+        evals.append((dval, "validation"))
+    history: dict = {}
+    booster = xgb.train(
+        params.xgb_params(device),
+        dtrain,
+        num_boost_round=params.rounds,
+        evals=evals,
+        evals_result=history,
+        verbose_eval=False,
+    )
+    validation: dict = {"train_rmse": history["train"]["rmse"][-1]}
+    if dval is not None:
+        pred = booster.inplace_predict(x_val)
+        g_val, d_val = np.concatenate(vg), np.concatenate(vdeck)
+        validation["rmse"] = _rmse(pred, y_val)
+        validation["agreement"] = _agreement(pred, y_val, g_val + (d_val.astype(np.int64) << 50))
+        validation["rows"] = int(y_val.shape[0])
+        names = [t.deck_id for t in train] if not valid else [t.deck_id for t in valid]
+        validation["per_deck"] = {
+            names[k]: {
+                "rmse": _rmse(pred[d_val == k], y_val[d_val == k]),
+                "agreement": _agreement(pred[d_val == k], y_val[d_val == k], g_val[d_val == k]),
+            }
+            for k in range(len(names))
+            if (d_val == k).any()
+        }
+    else:
+        validation["rmse"] = None
+    card = {
+        "format": CARD_FORMAT,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "kind": "per-deck" if len(set(ids)) == 1 and not valid else "multi-deck",
+        "tree_mode": modes.pop(),
+        "features": _feature_names(),
+        "target": f"{TARGET_SCALE:g} * probability",
+        "parameters": {**asdict(params), "device": device},
+        "training": {
+            "tables": [{"path": str(t.path), "deck_id": t.deck_id, "rows": int(t.y.shape[0])} for t in train],
+            "rows_available": rows_available,
+            "rows_used": int(y.shape[0]),
+        },
+        "validation_tables": [{"path": str(t.path), "deck_id": t.deck_id, "rows": int(t.y.shape[0])} for t in valid],
+        "validation": validation,
+        "versions": {"pasur": __version__, "xgboost": xgb.__version__},
+    }
+    return StrategyModel(booster, card)
+
+
+def _feature_names() -> list[str]:
+    from pasur.solve.tables import FEATURE_COLUMNS
+
+    return list(FEATURE_COLUMNS)
+
+
+# -- files ----------------------------------------------------------------------------------
+def card_path(path: Path) -> Path:
+    """``model.ubj`` -> ``model.card.json``."""
+    return path.with_name(path.stem + ".card.json")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def check_model_path(path: Path) -> Path:
+    """A model file name XGBoost can write (its format follows the suffix)."""
+    if path.suffix not in MODEL_SUFFIXES:
+        raise PasurInputError(f"{path}: a model file name ends in .ubj or .json (XGBoost's formats)")
+    return path
+
+
+def save_model(model: StrategyModel, path: str | Path) -> Path:
+    """Write the model (XGBoost's format, chosen by the suffix) and its card, each through a
+    temporary name and a rename; returns the card's path."""
+    path = check_model_path(Path(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        model.booster.save_model(tmp)
+        card = {**model.card, "model_file": path.name, "model_sha256": _sha256(Path(tmp))}
+        cpath = card_path(path)
+        ctmp = cpath.with_name(f".{cpath.name}.tmp")
+        ctmp.write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        os.replace(ctmp, cpath)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    model.card = card
+    return cpath
+
+
+def load_model(path: str | Path) -> StrategyModel:
+    """A saved model; refuses a missing, truncated, swapped or incompatible file by name."""
+    import xgboost as xgb
+
+    path = Path(path)
+    if not path.exists():
+        raise PasurInputError(f"model file not found: {path}")
+    cpath = card_path(path)
+    if not cpath.exists():
+        raise PasurInputError(f"{path}: its card {cpath.name} is missing (a model needs the card it was saved with)")
+    try:
+        card = json.loads(cpath.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise PasurInputError(f"{cpath}: not a readable model card ({e})") from None
+    if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
+        got = card.get("format") if isinstance(card, dict) else type(card).__name__
+        raise PasurInputError(f"{cpath}: not a pasur model card (format {got!r}, expected {CARD_FORMAT})")
+    if card.get("features") != _feature_names():
+        raise PasurInputError(f"{path}: incompatible model: its features are not this version's 58 infoset features")
+    if card.get("tree_mode") not in ("paper", "compact"):
+        raise PasurInputError(f"{cpath}: the card names no tree mode")
+    if card.get("model_sha256") != _sha256(path):
+        raise PasurInputError(f"{path}: the file does not match its card (truncated or replaced since it was saved)")
+    booster = xgb.Booster()
+    try:
+        booster.load_model(str(path))
+    except xgb.core.XGBoostError as e:
+        raise PasurInputError(f"{path}: not a readable XGBoost model ({str(e).splitlines()[0]})") from None
+    if booster.num_features() != len(_feature_names()):
+        raise PasurInputError(f"{path}: incompatible model: {booster.num_features()} features, expected 58")
+    return StrategyModel(booster, card)
+
+
+# -- playing --------------------------------------------------------------------------------
+class BatchModel:
+    """Plays a model: scores the infoset every legal action leads to, clips at 0, normalizes per
+    game and samples (the paper's scheme; uniform where every score is 0)."""
+
+    name = "model"
+
+    def __init__(self, model: StrategyModel, seed: int | None = None) -> None:
+        from pasur.play.selfplay import BatchRandom
+
+        self.model = model
+        self.feature_mode = model.tree_mode
+        self.sampler = BatchRandom(seed)
+
+    def probabilities(self, state, actions) -> torch.Tensor:
+        """Per action, the model's probability of it in its game."""
+        features = state.infosets[self.feature_mode].children(state, actions)
+        score = torch.from_numpy(self.model.predict(features)).to(features.device, torch.float64).clamp_min(0)
+        total = torch.zeros(actions.brf.shape[0], dtype=torch.float64, device=score.device)
+        total.index_add_(0, actions.row, score)
+        uniform = 1.0 / actions.brf.double()
+        zero = total[actions.row] <= 0
+        return torch.where(zero, uniform[actions.row], score / total[actions.row].clamp_min(1e-300))
+
+    def choose(self, state, actions) -> torch.Tensor:
+        from pasur.play.selfplay import sample_per_game
+
+        if self.feature_mode not in state.infosets:
+            raise ValueError("a model agent needs the batch's infoset codes (use play_batch)")
+        return sample_per_game(self.probabilities(state, actions), actions, self.sampler, state.n)

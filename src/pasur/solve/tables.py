@@ -1,0 +1,220 @@
+"""What a CFR solve leaves behind: the strategy table (Parquet), a JSON summary, and the
+convergence traces (Parquet and a PNG in the style of the paper's Figure 15).
+
+The strategy table has one row per full-game-tree node after an action, i.e. per edge of
+the tree: the node's 58 infoset features (:mod:`pasur.solve.infoset`), the average-strategy
+probability of the action that led to it, the deck id, and enough to map the row back onto
+a tree (``edge``: the edge's index in its layer; ``node``: its parent; ``child``: the node it
+leads to; the action). In the compact tree a node merges histories: its features are those of
+one of them, so rows of different parents can share features; (round, turn, player, node) is
+the decision point, not the features.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+
+from pasur import __version__
+from pasur.game.cards import format_card
+from pasur.common.errors import PasurInputError
+from pasur.game.state import TURNS_PER_ROUND
+from pasur.solve.cfr import CFRResult
+from pasur.solve.exact import Strategy
+from pasur.solve.infoset import infoset_tensor
+from pasur.solve.tree import GameTree
+
+CARD_COLUMNS = [f"card_{format_card(c)}" for c in range(52)]
+FEATURE_COLUMNS = [*CARD_COLUMNS, "alex_clubs", "bob_clubs", "last_capturer", "round", "turn", "player"]
+SCHEMA = pa.schema(
+    [pa.field(name, pa.int8()) for name in FEATURE_COLUMNS]
+    + [
+        pa.field("probability", pa.float32()),
+        pa.field("deck_id", pa.dictionary(pa.int32(), pa.string())),
+        pa.field("edge", pa.int64()),
+        pa.field("node", pa.int64()),
+        pa.field("child", pa.int64()),
+        pa.field("action_card", pa.int8()),
+        pa.field("action_captured", pa.int64()),
+    ]
+)
+
+
+def write_strategy_table(path: Path, tree: GameTree, strategy: Strategy, deck_id: str) -> int:
+    """Write the table layer by layer (bounded memory); returns the number of rows."""
+    meta = {
+        b"pasur.tree": tree.mode.encode(),
+        b"pasur.deck": str(tree.start.deck).encode(),
+        b"pasur.start": f"{tree.start.round}.{tree.start.turn}".encode(),
+        b"pasur.version": __version__.encode(),
+    }
+    rows = 0
+    with pq.ParquetWriter(path, SCHEMA.with_metadata(meta), compression="zstd") as writer:
+        for rt in tree.rounds:
+            for t in range(rt.start_turn, TURNS_PER_ROUND):
+                parent, child, gt_edge = rt.edges(t)
+                features = infoset_tensor(tree, rt.round, t + 1)[child].cpu().numpy()
+                layer = rt.gt[t]
+                cols = {name: features[:, i] for i, name in enumerate(FEATURE_COLUMNS)}
+                n = parent.shape[0]
+                cols["probability"] = strategy[(rt.round, t)].cpu().numpy().astype("float32")
+                cols["deck_id"] = pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int32()), pa.array([deck_id]))
+                cols["edge"] = torch.arange(n).numpy()
+                cols["node"] = parent.cpu().numpy()
+                cols["child"] = child.cpu().numpy()
+                cols["action_card"] = layer.card[gt_edge].cpu().numpy()
+                cols["action_captured"] = layer.captured[gt_edge].cpu().numpy()
+                writer.write_table(pa.table(cols, schema=writer.schema))
+                rows += n
+    return rows
+
+
+def read_strategy_table(path: str | Path, tree: GameTree) -> Strategy:
+    """The strategy of a table, on ``tree``'s edges; refuses a table of another deck or tree."""
+    path = Path(path)
+    try:
+        meta = pq.read_schema(path).metadata or {}
+        table = pq.read_table(path, columns=["round", "turn", "player", "edge", "probability"])
+    except FileNotFoundError:
+        raise PasurInputError(f"strategy table not found: {path}") from None
+    except (pa.ArrowInvalid, OSError) as e:
+        raise PasurInputError(f"{path}: not a readable Parquet strategy table ({e})") from None
+    if meta.get(b"pasur.tree", b"").decode() != tree.mode:
+        raise PasurInputError(
+            f"{path}: a strategy of the {meta.get(b'pasur.tree', b'?').decode()!r} tree, not of this {tree.mode!r} tree"
+        )
+    if meta.get(b"pasur.deck", b"").decode() != str(tree.start.deck):
+        raise PasurInputError(f"{path}: a strategy of another deck")
+    if meta.get(b"pasur.start", b"").decode() != f"{tree.start.round}.{tree.start.turn}":
+        raise PasurInputError(f"{path}: a strategy of a tree with another start state")
+    rnd = torch.from_numpy(table.column("round").to_numpy().astype("int64"))
+    ply = 2 * torch.from_numpy(table.column("turn").to_numpy().astype("int64")) + torch.from_numpy(
+        table.column("player").to_numpy().astype("int64")
+    )
+    edge = torch.from_numpy(table.column("edge").to_numpy())
+    prob = torch.from_numpy(table.column("probability").to_numpy())
+    out: Strategy = {}
+    for rt in tree.rounds:
+        for t in range(rt.start_turn, TURNS_PER_ROUND):
+            sel = (rnd == rt.round) & (ply == t)
+            n = rt.edges(t)[0].shape[0]
+            if int(sel.sum()) != n:
+                raise PasurInputError(
+                    f"{path}: round {rt.round} turn {t} has {int(sel.sum())} rows, the tree {n} "
+                    "(truncated or of another start state)"
+                )
+            edges = edge[sel]
+            if torch.unique(edges).numel() != n or int(edges.min()) < 0 or int(edges.max()) >= n:
+                raise PasurInputError(f"{path}: round {rt.round} turn {t}: the edge column is not a permutation")
+            p = torch.empty(n, dtype=torch.float32)
+            p[edges] = prob[sel]
+            out[(rt.round, t)] = p.to(tree.device)
+    return out
+
+
+def summary(result: CFRResult, deck_id: str, device: str, rows: int | None) -> dict:
+    """The JSON summary of a solve."""
+    import pyarrow
+
+    tree, p = result.tree, result.params
+    return {
+        "deck_id": deck_id,
+        "deck": str(tree.start.deck),
+        "method": p.method,
+        "parameters": {
+            "iterations": p.iterations,
+            "target_exploitability": p.target_exploitability,
+            "check_every": p.check_every,
+            "updates": p.updates,
+            "seed": p.seed,
+            **({"alpha": p.alpha, "beta": p.beta, "gamma": p.gamma} if p.method == "dcfr" else {}),
+        },
+        "tree": tree.mode,
+        "device": device,
+        "value": result.game_value(),
+        "value_passed_between_rounds": result.value_passed,
+        "exploitability": result.exploitability,
+        "rounds": [
+            {
+                "round": tr.round,
+                "iterations": result.iterations[tr.round],
+                "nodes": tr.nodes,
+                "seconds": round(tr.seconds, 4),
+                "exploitability": tr.exploitability[-1],
+                "mean_exploitability": tr.mean_exploitability[-1],
+            }
+            for tr in result.traces
+        ],
+        "seconds": round(result.seconds, 4),
+        "tree_nodes": tree.n_nodes,
+        "strategy_rows": rows,
+        "versions": {
+            "pasur": __version__,
+            "torch": torch.__version__,
+            "pyarrow": pyarrow.__version__,
+            "python": platform.python_version(),
+        },
+    }
+
+
+def write_traces(folder: Path, result: CFRResult) -> None:
+    """``traces.parquet`` (round, iteration, exploitability, mean over roots, MSE to the final
+    average strategy) and ``convergence.png``."""
+    rows = {"round": [], "iteration": [], "exploitability": [], "mean_exploitability": [], "mse_to_final": []}
+    for tr in result.traces:
+        for i, it in enumerate(tr.iterations):
+            rows["round"].append(tr.round)
+            rows["iteration"].append(it)
+            rows["exploitability"].append(tr.exploitability[i])
+            rows["mean_exploitability"].append(tr.mean_exploitability[i])
+            rows["mse_to_final"].append(tr.mse_to_final[i])
+    pq.write_table(pa.table(rows), folder / "traces.parquet")
+    plot_traces(result, folder / "convergence.png")
+
+
+def plot_traces(result: CFRResult, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for tr in result.traces:
+        ax1.plot(tr.iterations, [max(x, 1e-9) for x in tr.exploitability], label=f"round {tr.round}")
+        ax2.plot(tr.iterations, [max(x, 1e-12) for x in tr.mse_to_final], label=f"round {tr.round}")
+    ax1.set(
+        yscale="log",
+        xlabel="iteration",
+        ylabel="exploitability (points, worst root)",
+        title=f"{result.params.method}: exploitability per round",
+    )
+    ax2.set(
+        yscale="log",
+        xlabel="iteration",
+        ylabel="MSE to the final average strategy",
+        title="average strategy vs the final one",
+    )
+    for ax in (ax1, ax2):
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_outputs(
+    folder: Path, result: CFRResult, deck_id: str, device: str, extra: dict | None = None, table: bool = True
+) -> dict:
+    """All outputs into ``folder`` (which the caller makes atomic); returns the summary
+    (with ``extra`` fields, such as the exact value, added). ``table=False`` leaves out the
+    strategy table (its rows count is then None)."""
+    rows = write_strategy_table(folder / "strategy.parquet", result.tree, result.strategy, deck_id) if table else None
+    write_traces(folder, result)
+    info = {**summary(result, deck_id, device, rows), **(extra or {})}
+    (folder / "summary.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    return info

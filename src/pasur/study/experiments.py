@@ -1,0 +1,423 @@
+"""The paper's experiments (section 3), one function each, over decks swept with
+:mod:`pasur.study.sweep` (so they resume, and run on Ray workers or a cluster), written as PNG plots
+and CSV + Markdown tables into one folder:
+
+* Figure 12: the distribution of tree sizes, both tree modes;
+* Figure 14: equilibrium vs equilibrium, vs random, and random vs equilibrium;
+* Figure 15: CFR convergence per round, mean and standard-deviation bands over decks;
+* Figure 16 and Table 15: the first-turn strategy of one deck;
+* Table 16: fair value against the Jacks and clubs Alex is dealt, with the decision-stump split
+  on clubs per number of Jacks, beside the same table from the decks' exact values.
+
+Each function returns a dict of headline numbers (also written as ``summary.json``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from pasur.common.outputs import write_text_atomic
+from pasur.game.cards import NamedDeck
+from pasur.common.errors import PasurInputError
+from pasur.study.pipeline import DeckJob
+
+EXPERIMENTS = ("figure12", "figure14", "figure15", "figure16", "table16")
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save_png(fig, path: Path) -> None:
+    """Lay the figure out, write it through a temporary name, and free it."""
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.savefig(tmp, dpi=110)
+    tmp.replace(path)
+    _plt().close(fig)
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    buf = io.StringIO()
+    keys: dict[str, None] = {}
+    for r in rows:
+        keys.update(dict.fromkeys(r))
+    w = csv.DictWriter(buf, fieldnames=list(keys), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    write_text_atomic(path, buf.getvalue())
+
+
+def _markdown(rows: list[dict], columns: list[str], fmt: dict | None = None) -> str:
+    fmt = fmt or {}
+    out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        cells = []
+        for c in columns:
+            v = r.get(c)
+            cells.append("" if v is None else (fmt[c].format(v) if c in fmt else str(v)))
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def _finish(out: Path, summary: dict) -> dict:
+    write_text_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def _sweep(decks: list[NamedDeck], job: DeckJob, out: Path, sweep_opts: dict) -> list[dict]:
+    from pasur.study.sweep import run_sweep
+
+    return run_sweep(decks, job, out, **sweep_opts)
+
+
+def _quantiles(x: np.ndarray) -> dict:
+    return {
+        "decks": int(x.size),
+        "median": float(np.median(x)),
+        "p90": float(np.percentile(x, 90)),
+        "p99": float(np.percentile(x, 99)),
+        "max": float(x.max()),
+        "mean": float(x.mean()),
+    }
+
+
+# -- Figure 12 --------------------------------------------------------------------------------
+def figure12(decks: list[NamedDeck], out: Path, sweep_opts: dict, paper_memory_limit: int | None) -> dict:
+    """Tree sizes (nodes = strategy-table rows + roots) per deck for the compact and paper trees.
+    A paper tree over ``paper_memory_limit`` is not built; it is counted as over the limit."""
+    out.mkdir(parents=True, exist_ok=True)
+    sizes: dict[str, dict[str, float]] = {}
+    failed: dict[str, int] = {}
+    for mode in ("compact", "paper"):
+        opts = dict(sweep_opts)
+        if mode == "paper" and paper_memory_limit is not None:
+            opts["memory_limit"] = paper_memory_limit
+        recs = _sweep(decks, DeckJob(method="exact", tree=mode), out / f"sweep-{mode}", opts)
+        sizes[mode] = {r["deck_id"]: r["nodes"] for r in recs}
+        failed[mode] = len(decks) - len(recs)
+    rows = [
+        {"deck_id": nd.id, "compact_nodes": sizes["compact"].get(nd.id), "paper_nodes": sizes["paper"].get(nd.id)}
+        for nd in decks
+    ]
+    _write_csv(out / "figure12.csv", rows)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    summary: dict = {"experiment": "figure12", "decks": len(decks)}
+    all_sizes = [v for m in sizes.values() for v in m.values()]
+    if all_sizes:
+        bins = np.logspace(math.log10(max(1, min(all_sizes))), math.log10(max(all_sizes)) + 0.01, 40)
+        for mode, color in (("compact", "tab:blue"), ("paper", "tab:orange")):
+            x = np.array(list(sizes[mode].values()), dtype=float)
+            if x.size:
+                ax.hist(x, bins=bins, alpha=0.6, color=color, label=f"{mode} ({x.size} decks)")
+                summary[mode] = _quantiles(x)
+            summary[mode + "_not_built"] = failed[mode]
+    ax.set(xscale="log", xlabel="nodes in the tree (strategy-table rows)", ylabel="decks")
+    ax.set_title(f"Figure 12: tree sizes over {len(decks)} random decks")
+    ax.legend()
+    _save_png(fig, out / "figure12.png")
+    md = ["| tree | decks | median | p90 | p99 | max | not built |", "|---|---|---|---|---|---|---|"]
+    for mode in ("compact", "paper"):
+        q = summary.get(mode)
+        if q:
+            md.append(
+                f"| {mode} | {q['decks']} | {q['median']:,.0f} | {q['p90']:,.0f} | {q['p99']:,.0f} | "
+                f"{q['max']:,.0f} | {failed[mode]} |"
+            )
+    write_text_atomic(out / "figure12.md", "\n".join(md) + "\n")
+    return _finish(out, summary)
+
+
+# -- Figure 14 --------------------------------------------------------------------------------
+FIG14_MATCHUPS = ("vs", "vs-random", "random-vs")
+
+
+def figure14(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -> dict:
+    """Per deck, Alex's win rate and mean point difference in three matchups of the
+    equilibrium agent (the model if ``job.fit``, else the strategy table) and random."""
+    agent = "model" if job.fit else "table"
+    names = (f"{agent}-vs-{agent}", f"{agent}-vs-random", f"random-vs-{agent}")
+    job = replace(job, matchups=names)
+    if job.games < 1:
+        raise PasurInputError("figure14 plays games: give --games")
+    out.mkdir(parents=True, exist_ok=True)
+    recs = _sweep(decks, job, out / "sweep", sweep_opts)
+    rows = []
+    for r in recs:
+        row = {"deck_id": r["deck_id"], "exact_value": r["exact_value"], "value": r["value"]}
+        for n in names:
+            k = n.replace("-", "_")
+            row[f"{k}_mean"] = r[f"{k}_mean"]
+            row[f"{k}_win"] = r[f"{k}_win"]
+            row[f"{k}_tie"] = r[f"{k}_tie"]
+        rows.append(row)
+    _write_csv(out / "figure14.csv", rows)
+    plt = _plt()
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7))
+    summary: dict = {"experiment": "figure14", "agent": agent, "decks": len(recs), "games_per_matchup": job.games}
+    titles = ("equilibrium vs equilibrium", "equilibrium vs random", "random vs equilibrium")
+    for j, (n, title) in enumerate(zip(names, titles, strict=True)):
+        k = n.replace("-", "_")
+        win = np.array([r[f"{k}_win"] for r in rows], dtype=float)
+        mean = np.array([r[f"{k}_mean"] for r in rows], dtype=float)
+        axes[0, j].hist(win, bins=np.linspace(0, 1, 21), color="tab:blue")
+        axes[0, j].set(title=title, xlabel="Alex's win rate", ylabel="decks")
+        axes[1, j].hist(mean, bins=30, color="tab:green")
+        axes[1, j].set(xlabel="Alex's mean points minus Bob's", ylabel="decks")
+        summary[n] = {
+            "mean_win_rate": float(win.mean()) if win.size else None,
+            "mean_points": float(mean.mean()) if mean.size else None,
+        }
+    fig.suptitle(f"Figure 14: {agent} agent, {len(recs)} decks, {job.games:,} games per matchup")
+    _save_png(fig, out / "figure14.png")
+    md = ["| matchup | decks | Alex's mean win rate | Alex's mean points |", "|---|---|---|---|"]
+    for n in names:
+        s = summary[n]
+        if s["mean_win_rate"] is not None:
+            md.append(f"| {n} | {len(recs)} | {s['mean_win_rate']:.3f} | {s['mean_points']:+.2f} |")
+    write_text_atomic(out / "figure14.md", "\n".join(md) + "\n")
+    return _finish(out, summary)
+
+
+# -- Figure 15 --------------------------------------------------------------------------------
+def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -> dict:
+    """Per round, the mean and standard deviation over decks of log10 of the average strategy's
+    MSE to the final one, and of the round's exploitability, against the iteration. Needs a
+    fixed number of iterations so the curves line up."""
+    import pyarrow.parquet as pq
+
+    from pasur.study.sweep import DECKS_DIR
+
+    if job.iterations is None:
+        raise PasurInputError("figure15 needs a fixed --iterations (the curves of all decks line up)")
+    job = replace(job, target_exploitability=None, keep_table=False, games=0, matchups=())
+    out.mkdir(parents=True, exist_ok=True)
+    recs = _sweep(decks, job, out / "sweep", sweep_opts)
+    curves: dict[tuple[int, str], list[np.ndarray]] = {}
+    iters: dict[int, np.ndarray] = {}
+    for r in recs:
+        t = pq.read_table(out / "sweep" / DECKS_DIR / r["deck_id"] / "traces.parquet").to_pydict()
+        rnd = np.array(t["round"])
+        for k in sorted(set(rnd.tolist())):
+            sel = rnd == k
+            iters[k] = np.array(t["iteration"])[sel]
+            for col in ("mse_to_final", "exploitability"):
+                v = np.maximum(np.array(t[col], dtype=float)[sel], 1e-12)
+                curves.setdefault((k, col), []).append(np.log10(v))
+    rows = []
+    for (k, col), cs in sorted(curves.items()):
+        n = min(len(c) for c in cs)
+        arr = np.stack([c[:n] for c in cs])
+        for i in range(n):
+            rows.append(
+                {
+                    "round": k,
+                    "measure": col,
+                    "iteration": int(iters[k][i]),
+                    "mean_log10": float(arr[:, i].mean()),
+                    "std_log10": float(arr[:, i].std()),
+                    "decks": int(arr.shape[0]),
+                }
+            )
+    _write_csv(out / "figure15.csv", rows)
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for j, col in enumerate(("mse_to_final", "exploitability")):
+        ax = axes[j]
+        for k in sorted(iters):
+            sel = [r for r in rows if r["round"] == k and r["measure"] == col]
+            x = np.array([r["iteration"] for r in sel])
+            m = np.array([r["mean_log10"] for r in sel])
+            s = np.array([r["std_log10"] for r in sel])
+            ax.plot(x, 10**m, label=f"round {k}")
+            ax.fill_between(x, 10 ** (m - s), 10 ** (m + s), alpha=0.2)
+        ax.set(yscale="log", xlabel="iteration")
+        ax.set_ylabel("MSE to the final average strategy" if j == 0 else "exploitability (points, worst root)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"Figure 15: {job.method} over {len(recs)} decks (geometric mean, ±1 sd band)")
+    _save_png(fig, out / "figure15.png")
+    final = {}
+    for k in sorted(iters):
+        last = [r for r in rows if r["round"] == k and r["measure"] == "exploitability"][-1]
+        final[f"round_{k}_final_exploitability_geomean"] = float(10 ** last["mean_log10"])
+    return _finish(out, {"experiment": "figure15", "decks": len(recs), "iterations": job.iterations, **final})
+
+
+# -- Figure 16 and Table 15 -------------------------------------------------------------------
+def figure16(deck: NamedDeck, out: Path, job: DeckJob) -> dict:
+    """The first-turn strategy of Alex on one deck: Table 15 (the in-play cards' codes of the
+    infoset after each first move, and σ) and Figure 16 (σ per move)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from pasur.game.cards import format_card
+    from pasur.study.pipeline import run_deck
+
+    if not job.needs_table:
+        raise PasurInputError("figure16 needs a CFR method")
+    out.mkdir(parents=True, exist_ok=True)
+    rec = run_deck(deck, replace(job, games=0, matchups=(), fit=False, keep_table=True), out / "solve")
+    table = pq.read_table(out / "solve" / "strategy.parquet")
+    is_first = pc.and_(pc.equal(table["round"], 0), pc.equal(table["turn"], 0))
+    first = table.filter(pc.and_(is_first, pc.equal(table["player"], 0)))
+    d = first.to_pydict()
+    in_play = sorted(set(deck.deck.hand(0, 0)) | set(deck.deck.hand(1, 0)) | set(deck.deck.pool))
+    rows = []
+    for i in range(first.num_rows):
+        row = {format_card(c): d[f"card_{format_card(c)}"][i] for c in in_play}
+        cap = d["action_captured"][i]
+        row["move"] = format_card(d["action_card"][i]) + (
+            " takes " + " ".join(format_card(c) for c in range(52) if (cap >> c) & 1) if cap else " laid"
+        )
+        row["sigma"] = round(float(d["probability"][i]), 4)
+        rows.append(row)
+    _write_csv(out / "table15.csv", rows)
+    cols = [format_card(c) for c in in_play]
+    write_text_atomic(out / "table15.md", _markdown(rows, ["move", *cols, "sigma"], {"sigma": "{:.2f}"}))
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(rows) + 2), 4))
+    ax.bar(range(len(rows)), [r["sigma"] for r in rows], color="tab:purple")
+    ax.set_xticks(range(len(rows)), [r["move"] for r in rows], rotation=60, ha="right", fontsize=8)
+    ax.set(ylabel="σ", ylim=(0, 1.05), title=f"Figure 16: Alex's first-turn strategy, deck {deck.id}")
+    _save_png(fig, out / "figure16.png")
+    return _finish(
+        out,
+        {
+            "experiment": "figure16",
+            "deck_id": deck.id,
+            "moves": len(rows),
+            "exact_value": rec["exact_value"],
+            "value": rec["value"],
+            "exploitability": rec.get("exploitability"),
+        },
+    )
+
+
+# -- Table 16 ---------------------------------------------------------------------------------
+def stump_split(x: np.ndarray, y: np.ndarray) -> float | None:
+    """The threshold ``c`` of the depth-1 regression tree on ``x`` (``x <= c`` vs ``x > c``)
+    with the least squared error; None if ``x`` takes one value. Thresholds are values of x.
+
+    >>> stump_split(np.array([1, 2, 3, 4]), np.array([0.0, 0.0, 1.0, 1.0]))
+    2.0
+    """
+    values = np.unique(x)
+    if values.size < 2:
+        return None
+    best, best_sse = None, math.inf
+    for c in values[:-1]:
+        lo, hi = y[x <= c], y[x > c]
+        sse = float(((lo - lo.mean()) ** 2).sum() + ((hi - hi.mean()) ** 2).sum())
+        if sse < best_sse - 1e-12:
+            best, best_sse = float(c), sse
+    return best
+
+
+def split_table(records: list[dict], target: str, by: str = "alex_jacks", on: str = "alex_clubs") -> list[dict]:
+    """Table 16's rows: per value of ``by``, the stump split on ``on`` and the mean and standard
+    deviation of ``target`` on each side."""
+    rows = []
+    for j in sorted({r[by] for r in records}):
+        sub = [r for r in records if r[by] == j and r.get(target) is not None]
+        x = np.array([r[on] for r in sub], dtype=float)
+        y = np.array([r[target] for r in sub], dtype=float)
+        c = stump_split(x, y)
+        sides = [("all", np.ones_like(x, dtype=bool))] if c is None else [(f"≤ {c:g}", x <= c), (f"> {c:g}", x > c)]
+        for label, sel in sides:
+            rows.append(
+                {
+                    "jacks": j,
+                    "clubs": label,
+                    "decks": int(sel.sum()),
+                    "mean": float(y[sel].mean()),
+                    "std": float(y[sel].std(ddof=1)) if sel.sum() > 1 else None,
+                }
+            )
+    return rows
+
+
+def table16(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -> dict:
+    """Fair value (Alex's win rate, equilibrium vs equilibrium) against Alex's Jacks and clubs,
+    split like the paper's Table 16; beside it the same from exact values (Alex wins under
+    optimal play: 1, else 0; and the mean exact value)."""
+    agent = "model" if job.fit else "table"
+    if job.games < 1:
+        raise PasurInputError("table16 plays games: give --games")
+    job = replace(job, matchups=(f"{agent}-vs-{agent}",), keep_table=False)
+    out.mkdir(parents=True, exist_ok=True)
+    recs = _sweep(decks, job, out / "sweep", sweep_opts)
+    for r in recs:
+        r["exact_win"] = 1.0 if r["exact_value"] > 0 else 0.0
+    per_deck = [
+        {
+            k: r.get(k)
+            for k in (
+                "deck_id",
+                "alex_jacks",
+                "alex_clubs",
+                "bob_jacks",
+                "bob_clubs",
+                "exact_value",
+                "value",
+                "exploitability",
+                "fair_value",
+                "fair_value_ties_to_alex",
+                "exact_win",
+            )
+        }
+        for r in recs
+    ]
+    _write_csv(out / "table16-decks.csv", per_deck)
+    fair = split_table(recs, "fair_value")
+    exact_win = split_table(recs, "exact_win")
+    exact_value = split_table(recs, "exact_value")
+    for name, rows in (("fair-value", fair), ("exact-win", exact_win), ("exact-value", exact_value)):
+        _write_csv(out / f"table16-{name}.csv", rows)
+    cols = ["jacks", "clubs", "decks", "mean", "std"]
+    fmt = {"mean": "{:.2f}", "std": "{:.2f}"}
+    md = (
+        f"# Table 16 over {len(recs)} decks\n\n"
+        f"Fair value: Alex's win rate, {agent} vs {agent}, {job.games:,} games per deck "
+        "(ties count as not won).\n\n" + _markdown(fair, cols, fmt) + "\n"
+        "From exact values: the share of decks Alex wins under optimal play.\n\n"
+        + _markdown(exact_win, cols, fmt)
+        + "\nFrom exact values: the mean exact value (Alex's points minus Bob's).\n\n"
+        + _markdown(exact_value, cols, fmt)
+    )
+    write_text_atomic(out / "table16.md", md)
+    fv = np.array([r["fair_value"] for r in recs], dtype=float)
+    ev = np.array([r["exact_value"] for r in recs], dtype=float)
+    corr = float(np.corrcoef(fv, ev)[0, 1]) if len(recs) > 2 and fv.std() > 0 and ev.std() > 0 else None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    ax.scatter(ev, fv, s=8, alpha=0.6)
+    ax.set(xlabel="exact value (points)", ylabel="fair value (Alex's win rate)", title=f"{len(recs)} decks")
+    _save_png(fig, out / "table16-fair-vs-exact.png")
+    return _finish(
+        out,
+        {
+            "experiment": "table16",
+            "agent": agent,
+            "decks": len(recs),
+            "games_per_deck": job.games,
+            "mean_fair_value": float(fv.mean()) if fv.size else None,
+            "share_exact_wins": float((ev > 0).mean()) if ev.size else None,
+            "correlation_fair_vs_exact": corr,
+            "fair_value": fair,
+            "exact_win": exact_win,
+        },
+    )

@@ -1,0 +1,217 @@
+"""The per-deck pipeline that sweeps and experiments run for every deck: build the tree, solve
+it exactly and (optionally) with CFR, fit a strategy model, and play matchups.
+
+:func:`run_deck` writes everything into one folder and returns one flat record (scalars only,
+one row of a sweep's manifest or of an experiment's table). It prints nothing and knows
+nothing of Ray: :mod:`pasur.study.sweep` runs it as a task, the tests run it directly.
+
+>>> from pasur.game.cards import NamedDeck, Deck
+>>> job = DeckJob(method="exact")
+>>> job.needs_table, job.check() is job
+(False, True)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from pasur.game.cards import CLUB_MASK, JACK_MASK, N_ROUNDS, NamedDeck, count
+from pasur.common.errors import PasurInputError
+from pasur.game.state import GameState
+
+#: the matchups a pipeline can play: (Alex's agent, Bob's agent); ``table`` is the solved
+#: strategy itself, ``model`` the XGBoost model fitted to it
+MATCHUPS = {
+    "table-vs-table": ("table", "table"),
+    "model-vs-model": ("model", "model"),
+    "model-vs-random": ("model", "random"),
+    "random-vs-model": ("random", "model"),
+    "table-vs-random": ("table", "random"),
+    "random-vs-table": ("random", "table"),
+}
+
+
+@dataclass(frozen=True)
+class DeckJob:
+    """What to do with every deck. ``method``: ``exact`` (backward induction only) or a CFR
+    method; ``fit``: fit an XGBoost model to the strategy table; ``games``: games per matchup."""
+
+    method: str = "dcfr"
+    tree: str = "compact"
+    iterations: int | None = None
+    target_exploitability: float | None = 0.05
+    check_every: int = 10
+    device: str = "cpu"
+    fit: bool = False
+    model_params: dict = field(default_factory=dict)
+    games: int = 0
+    matchups: tuple[str, ...] = ("table-vs-table",)
+    seed: int = 0
+    keep_table: bool = True
+
+    @property
+    def needs_table(self) -> bool:
+        """A CFR method: there is a strategy to play and, maybe, to write."""
+        return self.method != "exact"
+
+    @property
+    def writes_table(self) -> bool:
+        """The strategy table (with its infoset features) is kept or fitted."""
+        return self.needs_table and (self.keep_table or self.fit)
+
+    def check(self) -> DeckJob:
+        from pasur.cli.common import METHODS, TREES
+
+        if self.method not in METHODS or self.method == "reference":
+            raise PasurInputError(f"unknown method {self.method!r} (choose from exact, {', '.join(METHODS[2:])})")
+        if self.tree not in TREES:
+            raise PasurInputError(f"unknown tree mode {self.tree!r} (choose from {', '.join(TREES)})")
+        if self.games < 0:
+            raise PasurInputError(f"--games must be zero or positive, got {self.games}")
+        for m in self.matchups:
+            if m not in MATCHUPS:
+                raise PasurInputError(f"unknown matchup {m!r} (choose from {', '.join(MATCHUPS)})")
+            if "model" in MATCHUPS[m] and not self.fit:
+                raise PasurInputError(f"matchup {m} needs a model: add --fit")
+        if self.fit and not self.needs_table:
+            raise PasurInputError("--fit needs a CFR method (the exact method leaves no strategy table)")
+        if self.needs_table:
+            self.cfr_params().check()
+        if self.fit:
+            from pasur.learn.models import ModelParams
+
+            ModelParams.from_dict(self.model_params)
+        return self
+
+    def cfr_params(self):
+        from pasur.solve.cfr import CFRParams
+
+        return CFRParams(
+            method=self.method,
+            iterations=self.iterations,
+            target_exploitability=self.target_exploitability,
+            check_every=self.check_every,
+            seed=self.seed,
+        )
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["matchups"] = list(self.matchups)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> DeckJob:
+        return cls(**{**d, "matchups": tuple(d.get("matchups", ()))})
+
+
+def dealt_counts(nd: NamedDeck) -> dict:
+    """Jacks and clubs each player is dealt over the game (Table 16's features)."""
+    deck = nd.deck
+    out = {}
+    for p, who in ((0, "alex"), (1, "bob")):
+        m = 0
+        for r in range(N_ROUNDS):
+            m |= deck.hand_mask(p, r)
+        out[f"{who}_jacks"] = count(m & JACK_MASK)
+        out[f"{who}_clubs"] = count(m & CLUB_MASK)
+    out["pool_jacks"] = count(deck.pool_mask & JACK_MASK)
+    out["pool_clubs"] = count(deck.pool_mask & CLUB_MASK)
+    return out
+
+
+def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None = None) -> dict:
+    """Run ``job`` on one deck, writing its outputs into ``folder`` (the caller makes the
+    folder atomic); returns the deck's record, also written as ``record.json``."""
+    from pasur.common.device import resolve_device
+    from pasur.solve.exact import solve_exact
+    from pasur.solve.tree import build_tree
+
+    job.check()
+    dev = resolve_device(job.device)
+    folder.mkdir(parents=True, exist_ok=True)
+    rec: dict = {"deck_id": nd.id, "deck": str(nd.deck), **dealt_counts(nd), "method": job.method, "tree": job.tree}
+    t0 = time.perf_counter()
+    tree = build_tree(GameState.initial(nd.deck), job.tree, dev, infosets=job.writes_table, memory_limit=memory_limit)
+    rec["nodes"] = tree.n_nodes
+    rec["tree_bytes"] = tree.nbytes()
+    rec["build_seconds"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    rec["exact_value"] = round(solve_exact(tree, keep_values=False).game_value())
+    rec["exact_seconds"] = time.perf_counter() - t1
+    if nd.value is not None:
+        rec["known_value"] = nd.value
+    strategy = None
+    if job.needs_table:
+        from pasur.solve.cfr import solve_cfr
+        from pasur.solve.tables import write_outputs
+
+        result = solve_cfr(tree, job.cfr_params(), dev)
+        extra = {"exact_value": rec["exact_value"]}
+        info = write_outputs(folder, result, nd.id, str(dev), extra, table=job.writes_table)
+        strategy = result.strategy
+        rec["value"] = info["value"]
+        rec["exploitability"] = info["exploitability"]
+        rec["iterations"] = sum(result.iterations.values())
+        rec["cfr_seconds"] = result.seconds
+        rec["strategy_rows"] = info["strategy_rows"]
+    else:
+        rec["value"] = float(rec["exact_value"])
+    model = None
+    if job.fit:
+        from pasur.learn.models import ModelParams, fit_model, save_model
+
+        t2 = time.perf_counter()
+        model = fit_model([folder / "strategy.parquet"], ModelParams.from_dict(job.model_params), device=dev)
+        save_model(model, folder / "model.ubj")
+        rec["fit_seconds"] = time.perf_counter() - t2
+        rec["model_rmse"] = model.card["validation"]["rmse"]
+        if not job.keep_table:
+            (folder / "strategy.parquet").unlink()
+    if job.games > 0:
+        rec.update(_play_matchups(nd, job, tree, strategy, model, dev, folder))
+    rec["seconds"] = time.perf_counter() - t0
+    rec["device"] = str(dev)
+    (folder / "record.json").write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
+    return rec
+
+
+def _play_matchups(nd: NamedDeck, job: DeckJob, tree, strategy, model, dev, folder: Path) -> dict:
+    """Play every matchup; per-matchup measures go to ``matchups.json``, the headline numbers
+    into the record (``<matchup>_mean``, ``_win``, ``_tie``, ``_loss``); ``fair_value`` is
+    Alex's win rate under equilibrium vs equilibrium (the model's if fitted, else the table's)."""
+    from pasur.play.measures import matchup_measures
+    from pasur.play.selfplay import BatchRandom, BatchStrategy, play_batch
+
+    out: dict = {}
+    details = {}
+    for i, name in enumerate(job.matchups):
+        agents = []
+        for j, kind in enumerate(MATCHUPS[name]):
+            seed = job.seed * 1000 + 10 * i + j
+            if kind == "table":
+                agents.append(BatchStrategy(strategy, seed))
+            elif kind == "model":
+                from pasur.learn.models import BatchModel
+
+                agents.append(BatchModel(model, seed))
+            else:
+                agents.append(BatchRandom(seed))
+        state = play_batch(nd.deck, agents[0], agents[1], job.games, dev, tree=tree)
+        m = matchup_measures(state.utility())
+        details[name] = m
+        key = name.replace("-", "_")
+        out[f"{key}_mean"] = m["mean"]
+        out[f"{key}_win"] = m["win_rate"]
+        out[f"{key}_tie"] = m["tie_rate"]
+        out[f"{key}_loss"] = m["loss_rate"]
+    for name in ("model-vs-model", "table-vs-table"):
+        if name in details:
+            out["fair_value"] = details[name]["win_rate"]
+            out["fair_value_ties_to_alex"] = details[name]["win_rate_ties_to_alex"]
+            out["fair_value_from"] = name
+            break
+    (folder / "matchups.json").write_text(json.dumps(details, indent=1) + "\n", encoding="utf-8")
+    return out

@@ -1,0 +1,159 @@
+"""Summary tables over a sweep's outputs, queried with DuckDB from ``DIR/manifest.parquet``
+(status, attempts, timings, errors) and ``DIR/records.parquet`` (every done deck's record);
+the records are rebuilt from the decks' ``record.json`` when the Parquet file is missing or
+behind (a driver killed before writing it)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from pasur.common.errors import PasurInputError
+from pasur.study.manifest import SCHEMA
+from pasur.study.sweep import MANIFEST_FILE, RECORDS_FILE, read_records, records_table
+
+VALUE_COLUMNS = ("exact_value", "value", "exploitability", "fair_value", "known_value", "model_rmse")
+SIZE_COLUMNS = ("nodes", "tree_bytes")
+TIME_COLUMNS = ("build_seconds", "exact_seconds", "cfr_seconds", "fit_seconds", "seconds")
+#: manifest columns that the records hold too (the records' values are the full ones)
+_SHARED = ("deck", "value", "exact_value", "exploitability", "nodes", "fair_value")
+
+
+def _sql_str(p: Path) -> str:
+    """A path as an SQL string literal (views cannot take prepared parameters)."""
+    return "'" + str(p).replace("'", "''") + "'"
+
+
+def _arrow(relation):
+    """A query's rows as an Arrow table (``to_arrow_table`` in DuckDB 2, ``arrow`` in 1.x)."""
+    fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+    return fetch()
+
+
+def connect(out: Path):
+    """A DuckDB connection with the views ``manifest`` and ``records`` of the sweep in ``out``."""
+    import duckdb
+    import pyarrow.parquet as pq
+
+    out = Path(out)
+    if not out.is_dir():
+        raise PasurInputError(f"no sweep folder {out}")
+    if not (out / MANIFEST_FILE).is_file():
+        raise PasurInputError(f"{out} holds no sweep ({MANIFEST_FILE} not found)")
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW manifest AS SELECT * FROM read_parquet({_sql_str(out / MANIFEST_FILE)})")
+    done = con.execute("SELECT count(*) FROM manifest WHERE status = 'done'").fetchone()[0]
+    path = out / RECORDS_FILE
+    if path.is_file() and pq.read_metadata(path).num_rows == done:
+        con.execute(f"CREATE VIEW records AS SELECT * FROM read_parquet({_sql_str(path)})")
+    else:
+        records = read_records(out)
+        table = records_table(records) if records else None
+        if table is None:
+            con.execute("CREATE TABLE records (deck_id VARCHAR, deck VARCHAR)")
+        else:
+            con.register("records_arrow", table)
+            con.execute("CREATE VIEW records AS SELECT * FROM records_arrow")
+    return con
+
+
+def _columns(con, view: str) -> list[str]:
+    return [r[0] for r in con.execute(f"DESCRIBE {view}").fetchall()]
+
+
+def deck_query(con) -> str:
+    """One row per deck: the manifest's status and timings joined with the deck's record."""
+    rec = [c for c in _columns(con, "records") if c != "deck_id"]
+    man = [c for c in SCHEMA.names if c not in _SHARED or c == "deck"]
+    if "seconds" in rec:
+        man = [f'm."{c}" AS task_seconds' if c == "seconds" else f'm."{c}"' for c in man]
+    else:
+        man = [f'm."{c}"' for c in man]
+    kept = [c for c in rec if c != "deck"]
+    shared = [f'm."{c}"' for c in _SHARED if c != "deck" and c not in kept]
+    cols = ", ".join([*man, *shared, *(f'r."{c}"' for c in kept)])
+    return f"SELECT {cols} FROM manifest m LEFT JOIN records r USING (deck_id)"
+
+
+def summary(out: Path) -> dict:
+    """The report's tables as lists of rows (dicts): status counts, values, tree sizes, timings."""
+    con = connect(out)
+    rec = set(_columns(con, "records"))
+    status = [
+        {"status": s, "decks": n}
+        for s, n in con.execute("SELECT status, count(*) FROM manifest GROUP BY status ORDER BY status").fetchall()
+    ]
+    values = []
+    for c in VALUE_COLUMNS:
+        if c not in rec:
+            continue
+        row = con.execute(
+            f'SELECT count("{c}"), avg("{c}"), stddev_samp("{c}"), min("{c}"), median("{c}"), max("{c}") FROM records'
+        ).fetchone()
+        if row[0]:
+            values.append(dict(zip(("column", "n", "mean", "std", "min", "median", "max"), (c, *row), strict=True)))
+    sizes = []
+    for c in SIZE_COLUMNS:
+        if c not in rec:
+            continue
+        row = con.execute(
+            f'SELECT count("{c}"), median("{c}"), quantile_cont("{c}", 0.9), quantile_cont("{c}", 0.99), '
+            f'max("{c}") FROM records'
+        ).fetchone()
+        if row[0]:
+            sizes.append(dict(zip(("column", "n", "median", "p90", "p99", "max"), (c, *row), strict=True)))
+    timings = []
+    for c in TIME_COLUMNS:
+        if c in rec:
+            n, total, mean = con.execute(f'SELECT count("{c}"), sum("{c}"), avg("{c}") FROM records').fetchone()
+            if n:
+                timings.append(
+                    {
+                        "phase": c.removesuffix("_seconds") if c != "seconds" else "deck",
+                        "n": n,
+                        "total_seconds": total,
+                        "mean_seconds": mean,
+                    }
+                )
+    n, total, mean, span = con.execute(
+        "SELECT count(seconds), sum(seconds), avg(seconds), epoch(max(finished)) - epoch(min(started)) FROM manifest"
+    ).fetchone()
+    if n:
+        timings.append({"phase": "task (worker)", "n": n, "total_seconds": total, "mean_seconds": mean})
+    finished = sum(r["decks"] for r in status if r["status"] in ("done", "failed"))
+    return {
+        "out": str(out),
+        "status": status,
+        "values": values,
+        "tree_sizes": sizes,
+        "timings": timings,
+        "span_seconds": span,
+        "decks_per_hour": round(finished / span * 3600, 1) if span else None,
+    }
+
+
+def deck_rows(out: Path) -> list[dict]:
+    """The per-deck table (what ``--csv`` writes)."""
+    con = connect(out)
+    return _arrow(con.sql(deck_query(con))).to_pylist()
+
+
+def write_csv(out: Path, path: Path) -> int:
+    """Write the per-deck table as CSV, atomically; returns the number of rows."""
+    import pyarrow.csv as pcsv
+
+    con = connect(out)
+    table = _arrow(con.sql(deck_query(con)))
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise PasurInputError(f"the folder {path.parent} for --csv does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
+    os.close(fd)
+    try:
+        pcsv.write_csv(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return table.num_rows
