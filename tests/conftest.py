@@ -10,7 +10,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
-from pasur.cards import NamedDeck, parse_deck
+from pasur.game.cards import NamedDeck, parse_deck
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]

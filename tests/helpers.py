@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from pasur.cards import Deck
-from pasur.state import ALEX, GameState
+from pasur.game.cards import Deck
+from pasur.game.state import ALEX, GameState
 
 
 def advance(state: GameState, rng: random.Random, *, to_round: int, to_turn: int = 0) -> GameState:
