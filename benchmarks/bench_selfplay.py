@@ -17,9 +17,9 @@ from pathlib import Path
 import torch
 
 from pasur.game.cards import Deck
+from pasur.game.state import GameState
 from pasur.learn.models import BatchModel, ModelParams, fit_model
 from pasur.play.selfplay import BatchGreedy, BatchRandom, BatchStrategy, play_batch
-from pasur.game.state import GameState
 from pasur.solve.cfr import CFRParams, solve_cfr
 from pasur.solve.tables import write_strategy_table
 from pasur.solve.tree import build_tree

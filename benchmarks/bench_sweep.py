@@ -21,12 +21,14 @@ from pathlib import Path
 
 import torch
 
+from pasur.game.cards import seed_decks
+from pasur.solve.cfr import CFRParams
 from pasur.study import sweep
 from pasur.study.pipeline import DeckJob
 
 JOBS = {
-    "exact": DeckJob(method="exact", target_exploitability=None),
-    "dcfr (target 0.05)": DeckJob(method="dcfr", target_exploitability=0.05),
+    "exact": DeckJob.exact(),
+    "dcfr (target 0.05)": DeckJob(cfr=CFRParams(iterations=None, target_exploitability=0.05)),
 }
 
 
@@ -45,7 +47,7 @@ def main() -> None:
     torch.set_num_threads(1)
     import ray
 
-    decks = sweep.seed_decks(args.decks, args.seed)
+    decks = seed_decks(args.decks, args.seed)
     print(
         f"sweeps on Ray, {date.today()}, {platform.machine()}, {os.cpu_count()} CPUs, torch {torch.__version__}, "
         f"ray {ray.__version__}, {args.decks} decks (seeds {args.seed}..{args.seed + args.decks - 1}), "
@@ -58,7 +60,7 @@ def main() -> None:
     ray.get([noop.remote() for _ in range(args.workers)])
     with tempfile.TemporaryDirectory() as tmp:  # warm the workers: torch, pasur, matplotlib, a deck's first run
         for i, job in enumerate(JOBS.values()):
-            warm = sweep.seed_decks(args.workers, 10_000)
+            warm = seed_decks(args.workers, 10_000)
             sweep.run_sweep(warm, job, Path(tmp) / f"warm{i}", workers=args.workers, progress=False)
     n = 200
     t0 = time.perf_counter()

@@ -27,3 +27,39 @@ def naive_value(state: GameState) -> int:
         return state.utility()
     vals = [naive_value(state.apply(a)) for a in state.legal_actions()]
     return max(vals) if state.player == ALEX else min(vals)
+
+
+def tally_points(deck: Deck, actions: list[dict]) -> list[int]:
+    """Both players' points, tallied from a game's actions (``{"card": "7C", "captured": [...]}``
+    as game logs write them) straight from the spec's scoring rules, without the engine: piles,
+    Surs (a capture by a non-Jack that empties the pool, rounds 0..4), the final sweep to the
+    last capturer, clubs bonus 7, Aces and Jacks 1, 2♣ 2, 10♦ 3. An independent check of
+    ``GameState.points`` and ``utility``."""
+    from pasur.game.cards import parse_card
+
+    pool = set(deck.pool)
+    piles: list[set[int]] = [set(), set()]
+    surs = [0, 0]
+    last = None
+    for i, a in enumerate(actions):
+        player, rnd = i % 2, i // 8
+        card = parse_card(a["card"])
+        taken = {parse_card(c) for c in a["captured"]}
+        assert taken <= pool
+        if taken:
+            pool -= taken
+            piles[player] |= taken | {card}
+            last = player
+            if not pool and card // 4 != 10 and rnd < 5:
+                surs[player] += 1
+        else:
+            pool.add(card)
+    if last is not None:
+        piles[last] |= pool
+    special = {4: 2, 37: 3}  # 2♣, 10♦
+    points = []
+    for p in (0, 1):
+        pts = sum(1 for c in piles[p] if c // 4 in (0, 10)) + sum(v for c, v in special.items() if c in piles[p])
+        pts += 7 if sum(1 for c in piles[p] if c % 4 == 0) >= 7 else 0
+        points.append(pts + 5 * surs[p])
+    return points

@@ -7,6 +7,9 @@ import io
 import pytest
 
 from helpers import naive_value, position
+from pasur.common.errors import PasurInputError
+from pasur.game.cards import Deck, mask_of, parse_card
+from pasur.game.rules import Action
 from pasur.play.agents import (
     ExactAgent,
     GameAborted,
@@ -18,10 +21,7 @@ from pasur.play.agents import (
     parse_choice,
     play_game,
 )
-from pasur.game.cards import Deck, mask_of, parse_card
-from pasur.common.errors import PasurInputError
 from pasur.solve.reference import solve_deck
-from pasur.game.rules import Action
 
 
 def C(t: str) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pasur.common.errors import PasurInputError
 from pasur.game import cards
 from pasur.game.cards import (
     Deck,
@@ -31,7 +32,6 @@ from pasur.game.cards import (
     validate_deck,
     value,
 )
-from pasur.common.errors import PasurInputError
 
 TESTS = Path(__file__).resolve().parent
 REFERENCE_FILES = [

@@ -13,8 +13,8 @@ from pasur.cli import app
 from pasur.common.errors import PasurInputError
 from pasur.game.state import GameState
 from pasur.solve.cfr import CFRParams, solve_cfr
-from pasur.solve.tables import read_strategy_table, write_strategy_table
 from pasur.solve.exact import exploitability, solve_exact, strategy_value
+from pasur.solve.tables import read_strategy_table, write_strategy_table
 from pasur.solve.tree import build_tree
 
 SMALL = [(5, 4, 4), (6, 4, 4), (0, 5, 0), (1, 5, 2)]
@@ -193,8 +193,9 @@ def test_strategy_table_refuses_another_tree_or_a_broken_file(tmp_path):
 
 
 BAD_PARAMS = [
-    (dict(iterations=0), "iterations must be a positive number"),
-    (dict(iterations=-5), "iterations must be a positive number"),
+    (dict(iterations=0), "--iterations must be between 1 and 10,000,000, got 0"),
+    (dict(iterations=-5), "--iterations must be between 1 and 10,000,000, got -5"),
+    (dict(iterations=10**12), "--iterations must be between 1 and 10,000,000"),
     (dict(method="cfr++"), "unknown CFR method 'cfr\\+\\+'"),
     (dict(updates="sometimes"), "unknown update scheme"),
     (dict(alpha=-1.0), "alpha must be in"),
@@ -203,7 +204,7 @@ BAD_PARAMS = [
     (dict(iterations=None, target_exploitability=0.0), "target exploitability must be positive"),
     (dict(check_every=0), "check-every must be positive"),
     (dict(method="es-mccfr", updates="simultaneous"), "es-mccfr traverses each player in turn"),
-    (dict(max_iterations=0), "max_iterations must be positive"),
+    (dict(max_iterations=0), "--max-iterations must be between 1 and"),
 ]
 
 
@@ -219,10 +220,10 @@ runner = CliRunner()
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--iterations", "0"], "iterations must be a positive number"),
-        (["--alpha", "-2"], "alpha must be in"),
+        (["--iterations", "0"], "invalid value for '--iterations'"),
+        (["--alpha", "-2"], "invalid value for '--alpha'"),
         (["--updates", "both"], "unknown update scheme"),
-        (["--target-exploitability", "-1"], "target exploitability must be positive"),
+        (["--target-exploitability", "-1"], "--target-exploitability must be a positive number"),
     ],
 )
 def test_cli_refuses_bad_cfr_parameters_before_any_work(args, message, tmp_path):
@@ -244,6 +245,7 @@ def test_cli_cfr_writes_outputs_atomically(tmp_path, reference_decks):
     assert [x["round"] for x in summary["rounds"]] == list(range(6))
     assert "average strategy" in summary["value_passed_between_rounds"]
     assert sorted(p.name for p in out.iterdir()) == [
+        ".pasur-outputs.json",
         "convergence.png",
         "strategy.parquet",
         "summary.json",

@@ -7,8 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from pasur.game.cards import Deck, format_cards
+from helpers import tally_points
 from pasur.cli import app
+from pasur.game.cards import Deck, format_cards
 
 runner = CliRunner()
 
@@ -28,7 +29,7 @@ def test_deal_is_seeded_and_valid():
     a, b = run("deal", "--seed", "5"), run("deal", "--seed", "5")
     assert a.exit_code == 0 and a.stdout == b.stdout
     assert Deck.parse(a.stdout) == Deck.from_seed(5)
-    many = run("deal", "--seed", "5", "--count", "3", "--json")
+    many = run("deal", "--seed", "5", "--decks", "3", "--json")
     decks = json.loads(many.stdout)
     assert [d["id"] for d in decks] == ["seed-5", "seed-6", "seed-7"]
 
@@ -63,11 +64,13 @@ def test_solve_deck_file_checks_known_values(tmp_path, reference_decks):
 
 
 def test_play_prints_log_and_score():
-    r = run("play", "--seed", "8", "--alex", "greedy", "--bob", "random", "--agent-seed", "1", "--ascii")
+    r = run("play", "--seed", "8", "--alex", "greedy", "--bob", "random", "--sample-seed", "1", "--ascii")
     assert r.exit_code == 0, r.output
-    assert "Stage" in r.stdout and "Final score" in r.stdout
-    j = json.loads(run("play", "--seed", "8", "--agent-seed", "1", "--json").stdout)
-    assert len(j["actions"]) == 48 and j["utility"] == j["points"][0] - j["points"][1]
+    assert "Stage" in r.stdout and "Final score" in r.stdout and "Lay: the card played" in r.stdout
+    j = json.loads(run("play", "--seed", "8", "--sample-seed", "1", "--json").stdout)
+    assert len(j["actions"]) == 48
+    # the score, recomputed from the actions alone by an independent tally of the rules
+    assert j["points"] == tally_points(Deck.from_seed(8), j["actions"])
 
 
 def test_play_human_from_stdin():
@@ -142,7 +145,7 @@ TENSOR_BAD = [
     (["solve", "--seed", "1", "--device", "cuda:99"], "cuda:99"),
     (["solve", "--seed", "1", "--device", "tpu"], "unknown device 'tpu'"),
     (["solve", "--seed", "1", "--tree", "huge"], "unknown tree mode 'huge'"),
-    (["solve", "--seed", "1", "--memory-limit", "-1"], "--memory-limit must be positive"),
+    (["solve", "--seed", "1", "--memory-limit", "-1"], "--memory-limit must be a positive number"),
     (["solve", "--seed", "1", "--tree", "paper", "--memory-limit", "0.001"], "over the limit of 0.00 GiB"),
     (["tree-stats", "--seed", "1", "--tree", "flat"], "unknown tree mode 'flat'"),
 ]

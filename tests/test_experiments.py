@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from pasur.study import experiments as ex
-from pasur.game.cards import NamedDeck, random_deck
 from pasur.cli import app
 from pasur.common.errors import PasurInputError
-from pasur.study.pipeline import DeckJob, dealt_counts, run_deck
+from pasur.game.cards import NamedDeck, random_deck
 from pasur.game.state import GameState
+from pasur.solve.cfr import CFRParams
+from pasur.study import experiments as ex
+from pasur.study.pipeline import DeckJob, dealt_counts, run_deck
 
 INLINE = {"engine": "inline", "progress": False}
 SMALL_SEEDS = (36, 24, 20)  # the smallest compact trees among seeds 0..39 (86-89 k nodes)
@@ -63,11 +64,13 @@ def test_pipeline_record_and_files(tmp_path):
 @pytest.mark.parametrize(
     "kw, message",
     [
-        ({"method": "reference"}, "unknown method"),
+        ({"cfr": CFRParams(method="reference")}, "unknown CFR method"),
         ({"tree": "flat"}, "unknown tree mode"),
         ({"games": -1}, "--games"),
         ({"matchups": ("model-vs-random",), "games": 5}, "needs a model: add --fit"),
-        ({"method": "exact", "fit": True}, "--fit needs a CFR method"),
+        ({"cfr": None, "fit": True}, "--fit needs a CFR method"),
+        ({"cfr": None, "games": 5}, "--games needs a CFR method"),
+        ({"cfr": CFRParams(alpha=-1)}, "DCFR alpha"),
         ({"fit": True, "model_params": {"depth": 2}}, "unknown model parameter"),
         ({"matchups": ("x",)}, "unknown matchup"),
     ],
@@ -109,7 +112,7 @@ def test_table16_on_a_few_decks(tmp_path):
 
 
 def test_figure15_bands_over_decks(tmp_path):
-    job = DeckJob(iterations=20, target_exploitability=None, check_every=10)
+    job = DeckJob(cfr=CFRParams(iterations=20, check_every=10))
     summary = ex.figure15(decks(36, 24), tmp_path / "f15", job, INLINE)
     rows = read_csv(tmp_path / "f15" / "figure15.csv")
     assert len(rows) == 6 * 2 * 2  # rounds x measures x checkpoints
@@ -142,7 +145,7 @@ def test_figure12_counts_both_trees_and_the_ones_over_the_limit(tmp_path):
 
 def test_figure16_first_turn_strategy(tmp_path):
     nd = decks(36)[0]
-    summary = ex.figure16(nd, tmp_path / "f16", DeckJob(target_exploitability=0.01))
+    summary = ex.figure16(nd, tmp_path / "f16", DeckJob(cfr=CFRParams(iterations=None, target_exploitability=0.01)))
     rows = read_csv(tmp_path / "f16" / "table15.csv")
     assert len(rows) == len(GameState.initial(nd.deck).legal_actions()) == summary["moves"]
     assert abs(sum(float(r["sigma"]) for r in rows) - 1) < 1e-3

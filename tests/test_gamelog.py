@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from helpers import position
-from pasur.play.agents import GreedyAgent, RandomAgent, play_game
-from pasur.game.cards import Deck, format_cards, parse_card
 from pasur.common.errors import PasurInputError
+from pasur.game.cards import Deck, format_cards, parse_card
 from pasur.game.gamelog import HEADERS, GameLog
 from pasur.game.rules import Action
 from pasur.game.state import GameState
+from pasur.play.agents import GreedyAgent, RandomAgent, play_game
 
 GOLDEN = Path(__file__).parent / "data" / "golden-games.jsonl"
 

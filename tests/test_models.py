@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from helpers import position
-from pasur.play.infosets import InfosetTracker
 from pasur.common.errors import PasurInputError
 from pasur.learn.models import BatchModel, ModelParams, card_path, fit_model, load_model, save_model
+from pasur.play.infosets import InfosetTracker
 from pasur.play.selfplay import BatchRandom, BatchState, TreeTracker, play_batch
 from pasur.solve.cfr import CFRParams, solve_cfr
-from pasur.solve.tables import FEATURE_COLUMNS, write_strategy_table
 from pasur.solve.infoset import infoset_tensor
+from pasur.solve.tables import FEATURE_COLUMNS, write_strategy_table
 from pasur.solve.tree import build_tree
 
 SMALL = ModelParams(rounds=8, max_depth=4)
@@ -42,7 +42,7 @@ def test_fit_save_and_reload_give_the_same_predictions(tmp_path):
     assert np.array_equal(model.predict(x), back.predict(x))
     c = json.loads(card.read_text())
     assert c["kind"] == "per-deck" and c["tree_mode"] == "compact"
-    assert c["parameters"]["gamma"] == 1.0 and c["parameters"]["rounds"] == 8
+    assert c["parameters"]["min_split_loss"] == 1.0 and c["parameters"]["rounds"] == 8
     assert c["training"]["rows_used"] + c["validation"]["rows"] == pq.read_metadata(path).num_rows
     assert 0 <= c["validation"]["agreement"] <= 1 and c["validation"]["rmse"] > 0
     # the JSON format round-trips as well

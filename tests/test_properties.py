@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pasur.game.cards import Deck, cards_of, mask_of, value
-from pasur.solve.reference import ReferenceSolver
 from pasur.game.rules import Action
 from pasur.game.state import ALEX, BOB, GameState
+from pasur.solve.reference import ReferenceSolver
 
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
 

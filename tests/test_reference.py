@@ -8,8 +8,8 @@ import pytest
 
 from helpers import naive_value, position
 from pasur.game.cards import Deck
-from pasur.solve.reference import ReferenceSolver, banked_diff, future_key, solve_deck
 from pasur.game.state import ALEX, GameState
+from pasur.solve.reference import ReferenceSolver, banked_diff, future_key, solve_deck
 
 
 def test_reference_decks_exact_values(reference_decks):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from pasur.play.agents import GreedyAgent, play_game
 from pasur.game.cards import Deck
-from pasur.play.selfplay import BatchExact, BatchGreedy, BatchRandom, BatchState, play_batch
 from pasur.game.state import GameState
+from pasur.play.agents import GreedyAgent, play_game
+from pasur.play.selfplay import BatchExact, BatchGreedy, BatchRandom, BatchState, play_batch
 
 
 def test_random_games_replay_in_the_scalar_engine():

@@ -3,6 +3,7 @@ leaves no half-written one, failures are recorded, bad input is refused, and the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -11,20 +12,23 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from pasur.study import pipeline, sweep
 from pasur.cli import app
 from pasur.common.errors import PasurInputError
+from pasur.game.cards import seed_decks
+from pasur.solve.cfr import CFRParams
+from pasur.study import pipeline, sweep
 from pasur.study.manifest import Manifest
 from pasur.study.pipeline import DeckJob
-from pasur.study.sweep import read_records, run_sweep, seed_decks
+from pasur.study.sweep import read_records, run_sweep
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent
-JOB = DeckJob(method="dcfr", iterations=20, target_exploitability=None, games=20)
+JOB = DeckJob(cfr=CFRParams(iterations=20), games=20)
 TIMINGS = ("seconds", "device")
 
 
@@ -83,8 +87,9 @@ def test_killed_driver_loses_nothing_and_resumes(tmp_path):
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and proc.poll() is None:
             path = out / "manifest.parquet"
-            if path.exists() and Manifest.load(path).count("done") >= 1:
-                break
+            with contextlib.suppress(OSError, pa.ArrowException):  # replaced while we read it: look again
+                if path.exists() and Manifest.load(path).count("done") >= 1:
+                    break
             time.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # the driver and the Ray processes it started
@@ -108,7 +113,7 @@ def test_killed_driver_loses_nothing_and_resumes(tmp_path):
 
 def test_failing_decks_are_recorded_and_retried(ray_here, tmp_path):
     out = tmp_path / "sweep"
-    job = DeckJob(method="exact")
+    job = DeckJob.exact()
     decks = seed_decks(2, 0)
     res = sweep.sweep(decks, job, out, workers=2, memory_limit=1, progress=False)
     assert res.records == [] and res.summary["failed"] == 2 and res.summary["failed_decks"] == ["seed-0", "seed-1"]
@@ -131,7 +136,7 @@ def test_crashed_worker_is_recorded(ray_here, tmp_path, monkeypatch):
         return real(deck, job, memory_limit, threads)
 
     monkeypatch.setattr(sweep, "run_one", crash_on_seed_1)
-    res = sweep.sweep(seed_decks(3, 0), DeckJob(method="exact"), tmp_path / "s", workers=2, progress=False)
+    res = sweep.sweep(seed_decks(3, 0), DeckJob.exact(), tmp_path / "s", workers=2, progress=False)
     assert [r["deck_id"] for r in res.records] == ["seed-0", "seed-2"]
     row = Manifest.load(tmp_path / "s" / "manifest.parquet").rows["seed-1"]
     assert row["status"] == "failed" and "Worker" in row["error"]
@@ -146,7 +151,7 @@ def test_inline_failure_does_not_stop_the_sweep(tmp_path, monkeypatch):
         return real(nd, job, folder, memory_limit)
 
     monkeypatch.setattr(pipeline, "run_deck", fail_seed_1)
-    res = sweep.sweep(seed_decks(3, 0), DeckJob(method="exact"), tmp_path / "s", engine="inline", progress=False)
+    res = sweep.sweep(seed_decks(3, 0), DeckJob.exact(), tmp_path / "s", engine="inline", progress=False)
     assert res.summary["done"] == 2 and res.summary["failed_decks"] == ["seed-1"]
     assert Manifest.load(tmp_path / "s" / "manifest.parquet").rows["seed-1"]["error"].startswith("RuntimeError: boom")
 
@@ -169,7 +174,7 @@ def test_bad_deck_files_are_refused(tmp_path):
 def test_other_job_in_the_same_folder_is_refused(inline_sweep):
     out, _ = inline_sweep
     with pytest.raises(PasurInputError, match=r"another job.*iterations: 20 there, 50 now"):
-        run_sweep(seed_decks(3, 0), DeckJob(method="dcfr", iterations=50, target_exploitability=None, games=20), out)
+        run_sweep(seed_decks(3, 0), DeckJob(cfr=CFRParams(iterations=50), games=20), out)
     r = runner.invoke(app, ["sweep", "--decks", "3", "--seed", "0", "--method", "exact", "--out", str(out), "-q"])
     assert r.exit_code == 2 and "method: 'dcfr' there, 'exact' now" in r.output
 
@@ -177,7 +182,7 @@ def test_other_job_in_the_same_folder_is_refused(inline_sweep):
 def test_report_prints_tables_and_writes_csv(inline_sweep, tmp_path):
     out, records = inline_sweep
     csv = tmp_path / "decks.csv"
-    r = runner.invoke(app, ["report", str(out), "--csv", str(csv), "--decks"])
+    r = runner.invoke(app, ["report", str(out), "--csv", str(csv), "--per-deck"])
     assert r.exit_code == 0, r.output
     for title in ("Decks", "Values", "Tree sizes", "Timings", "exploitability", "seed-2"):
         assert title in r.output

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from helpers import position
+from pasur.common.memory import TreeTooLargeError
 from pasur.game.cards import JACK, Deck, mask_of, parse_card
-from pasur.solve.reference import ReferenceSolver, banked_diff, club_key, future_key
 from pasur.game.rules import legal_actions
 from pasur.game.state import ALEX, TURNS_PER_ROUND, GameState
 from pasur.solve.actions import layer_actions, numeric_subsets
@@ -27,8 +27,8 @@ from pasur.solve.exact import (
 )
 from pasur.solve.gme import compress_gme, replay_gme
 from pasur.solve.infoset import infoset_tensor
-from pasur.common.memory import TreeTooLargeError
 from pasur.solve.ops import popcount
+from pasur.solve.reference import ReferenceSolver, banked_diff, club_key, future_key
 from pasur.solve.tree import build_tree
 
 MODES = ("paper", "compact")

@@ -1,51 +1,422 @@
-"""What the ``pasur`` commands share: option types, deck selection, one-line errors, progress."""
+"""What every ``pasur`` command shares: one-line errors, ``--threads``, option groups (decks, CFR),
+refusal of options that do not apply, and the option types themselves.
+
+A command is a plain function registered with :func:`command`. The decorator adds ``--threads``
+to it, turns a :class:`PasurInputError` (or a failure to write a file) into ``error: ...`` and
+exit 2, running out of memory into exit 3, and expands option groups: a parameter annotated
+with an :class:`OptionGroup` (``decks: DeckChoice = DECKS``) stands for all the group's
+options in ``--help``, and the function receives one object built from them. The root group
+(:class:`PasurGroup`) prints the option parser's own errors (``--seed abc``, an unknown option, a
+missing argument) as the same one line.
+"""
 
 from __future__ import annotations
 
 import functools
-import random
+import inspect
+import math
+import os
 import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import Progress, ProgressColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
 
-from pasur.game.cards import NamedDeck, parse_deck, random_deck, read_deck_file
+from pasur.cli import clicklib as click
+from pasur.cli.clicklib import ParameterSource
+from pasur.common.console import err, note, progress_display
 from pasur.common.errors import PasurInputError
+from pasur.common.outputs import describe_os_error
 
-err = Console(stderr=True)
+__all__ = ["err", "note", "progress_display"]
 
-CFR_METHODS = ("cfr", "cfr+", "dcfr", "es-mccfr")
-METHODS = ("exact", "reference", *CFR_METHODS)
-TREES = ("compact", "paper")
+# ---------------------------------------------------------------- errors
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print ``error: message`` on one line of stderr; return the exit to raise."""
+    note("error: " + " ".join(message.split()))
+    return typer.Exit(code)
+
+
+class PasurGroup(TyperGroup):
+    """The root command: the option parser's errors become one line ``error: ...`` and exit 2,
+    like every other user error (click would print a boxed, multi-line message)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
+        except click.NoArgsIsHelpError as e:
+            typer.echo(e.ctx.get_help())
+            rv = 0
+        except click.UsageError as e:
+            where = f" (see: {e.ctx.command_path} --help)" if e.ctx is not None else ""
+            fail(_first_upper_lower(e.format_message()).rstrip(".") + where)
+            rv = 2
+        except click.ClickException as e:
+            fail(e.format_message())
+            rv = e.exit_code
+        except click.Abort:
+            note("aborted")
+            rv = 130
+        if not standalone_mode:
+            return rv
+        raise SystemExit(rv if isinstance(rv, int) else 0)
+
+
+def _first_upper_lower(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def _with_user_errors(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        import torch
+
+        try:
+            return fn(*args, **kwargs)
+        except PasurInputError as e:
+            raise fail(str(e)) from None
+        except (torch.OutOfMemoryError, MemoryError) as e:
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise fail(f"out of memory ({first}); try --tree compact or a smaller --memory-limit", 3) from None
+        except OSError as e:  # a file that cannot be written or read where the library did not check
+            raise fail(describe_os_error(e)) from None
+
+    return wrapper
+
+
+# ---------------------------------------------------------------- option groups
+
+
+@dataclass(frozen=True)
+class OptionGroup:
+    """Options that travel together: ``params`` become the command's options, ``build`` turns
+    their values (and which of them the user gave) into the one object the command receives."""
+
+    params: tuple[inspect.Parameter, ...]
+    build: Callable[[dict[str, Any], set[str]], Any]
+
+
+def _given_names(ctx, names: list[str]) -> set[str]:
+    if ctx is None:
+        return set()
+    sources = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
+    return {n for n in names if ctx.get_parameter_source(n) in sources}
+
+
+def given(*names: str) -> set[str]:
+    """Which of the current command's parameters the user gave on the command line."""
+    return _given_names(click.get_current_context(silent=True), list(names))
+
+
+def refuse_unless(applies: bool, names: list[str] | set[str], why: str) -> None:
+    """Refuse options that were given but do not apply (``why`` says when they do)."""
+    shown = sorted(given(*names))
+    if shown and not applies:
+        opts = ", ".join("--" + n.replace("_", "-") for n in shown)
+        raise PasurInputError(f"{opts} {'applies' if len(shown) == 1 else 'apply'} only {why}")
+
+
+ThreadsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--threads",
+        min=1,
+        max=4096,
+        help="CPU threads for torch (default 1: fastest for most trees); capped at the CPUs this process may use.",
+    ),
+]
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def set_threads(n: int | None) -> int:
+    """Torch's CPU threads: ``n`` (default 1), capped at the CPUs available."""
+    import torch
+
+    n = min(n or 1, cpu_count())
+    torch.set_num_threads(n)
+    return n
+
+
+def command(app: typer.Typer, name: str | None = None, **kwargs) -> Callable[[Callable], Callable]:
+    """Register ``fn`` on ``app`` with the shared behaviour (see the module docstring)."""
+
+    def register(fn: Callable) -> Callable:
+        sig = inspect.signature(fn, eval_str=True)
+        groups: dict[str, OptionGroup] = {}
+        params: list[inspect.Parameter] = []
+        # a group's option that the command also declares is shared (declared once, given to both)
+        declared = {p.name for p in sig.parameters.values() if not isinstance(p.default, OptionGroup)}
+        for p in sig.parameters.values():
+            if isinstance(p.default, OptionGroup):
+                groups[p.name] = p.default
+                params += [q for q in p.default.params if q.name not in declared]
+            else:
+                params.append(p)
+        params.append(inspect.Parameter("threads", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ThreadsOpt))
+        # typer wants options after arguments in no particular order, but keyword-only last
+        params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params]
+
+        @functools.wraps(fn)
+        def run(**values):
+            ctx = click.get_current_context(silent=True)
+            root = ctx.find_root().params.get("threads") if ctx is not None else None
+            set_threads(values.pop("threads") or root)
+            for gname, group in groups.items():
+                names = [q.name for q in group.params]
+                mine = {n: values.pop(n) for n in names if n not in declared}
+                shared = {n: values[n] for n in names if n in declared}
+                values[gname] = group.build({**mine, **shared}, _given_names(ctx, names))
+            return fn(**values)
+
+        run.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params}
+        app.command(name, **kwargs)(_with_user_errors(run))
+        return fn
+
+    return register
+
+
+def _opt(name: str, annotation: Any, default: Any = None) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+# -- decks ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeckChoice:
+    """The deck options as given; :meth:`decks` reads them the one way every command does."""
+
+    deck: str | None = None
+    deck_file: Path | None = None
+    deck_id: str | None = None
+    seed: int | None = None
+    count: int | None = None
+
+    @property
+    def any(self) -> bool:
+        return any(v is not None for v in (self.deck, self.deck_file, self.seed, self.count))
+
+    def decks(self, *, random_if_none: bool = True):
+        """The decks named; with no deck option, a random seed (printed) when ``random_if_none``."""
+        from pasur.game.cards import select_decks
+
+        if not self.any and random_if_none:
+            seed = secrets.randbelow(2**31)
+            note(f"dealing a random deck (seed {seed})")
+            return select_decks(seed=seed)
+        return select_decks(self.deck, self.deck_file, self.deck_id, self.seed, self.count)
+
+    def one(self, what: str):
+        decks = self.decks()
+        if len(decks) != 1:
+            raise PasurInputError(f"{what} takes one deck; {len(decks)} were given (pick one with --deck-id or --seed)")
+        return decks[0]
+
 
 DeckOpt = Annotated[str | None, typer.Option("--deck", help="A deck: 52 cards such as 'TD 5S QC ...'.")]
 DeckFileOpt = Annotated[
     Path | None, typer.Option("--deck-file", help="A file of decks: one per line, or JSON (list of strings/objects).")
 ]
-SeedOpt = Annotated[int | None, typer.Option("--seed", help="Deal a random valid deck from this seed.")]
 DeckIdOpt = Annotated[str | None, typer.Option("--deck-id", help="With --deck-file: only the deck with this id.")]
+SeedOpt = Annotated[
+    int | None,
+    typer.Option("--seed", min=0, help="The deck seed: deal the deck of this seed (with --decks N: seeds S..S+N-1)."),
+]
+DecksOpt = Annotated[
+    int | None,
+    typer.Option("--decks", min=1, max=10_000_000, help="How many seeded decks: seeds S, S+1, ... (S from --seed, 0)."),
+]
+
+_DECK_PARAMS = (
+    _opt("deck", DeckOpt),
+    _opt("deck_file", DeckFileOpt),
+    _opt("deck_id", DeckIdOpt),
+    _opt("seed", SeedOpt),
+)
+
+#: one deck (or a deck file: ``solve`` checks each), chosen by --deck, --deck-file, --deck-id, --seed
+DECK = OptionGroup(_DECK_PARAMS, lambda v, _: DeckChoice(**v))
+#: many decks: the same options and --decks N
+DECKS = OptionGroup((*_DECK_PARAMS, _opt("decks", DecksOpt)), lambda v, _: DeckChoice(**_rename(v, decks="count")))
+
+
+def _rename(values: dict, **names: str) -> dict:
+    return {names.get(k, k): v for k, v in values.items()}
+
+
+# -- CFR --------------------------------------------------------------------------------
+
+CFR_METHODS = ("cfr", "cfr+", "dcfr", "es-mccfr")
+#: the target when neither --iterations nor --target-exploitability is given (points)
+DEFAULT_TARGET = 0.05
+
+_CFR_HELP = "exact: backward induction; reference: plain-Python minimax; cfr, cfr+, dcfr, es-mccfr: CFR variants"
+
+
+@dataclass(frozen=True)
+class CfrChoice:
+    """The method and the CFR options as given, and which of them the user gave."""
+
+    method: str | None
+    values: dict[str, Any]
+    given: frozenset[str]
+
+    def method_or(self, default: str) -> str:
+        return self.method or default
+
+    def params(self, method: str):
+        """The CFR run these options describe (checked), for a CFR ``method``."""
+        from pasur.solve.cfr import CFRParams
+
+        v = self.values
+        if "max_iterations" in self.given and "iterations" in self.given:
+            raise PasurInputError("--max-iterations caps a run to a target; with --iterations N, N is the cap")
+        if "max_iterations" in self.given and v["target_exploitability"] is None:
+            raise PasurInputError("--max-iterations caps a run to --target-exploitability; give the target")
+        target = v["target_exploitability"]
+        if target is None and v["iterations"] is None:
+            target = DEFAULT_TARGET
+        if "check_every" in self.given and target is None:
+            raise PasurInputError("--check-every applies only with a --target-exploitability")
+        dcfr = ("alpha", "beta", "gamma")
+        if method != "dcfr" and self.given & set(dcfr):
+            shown = ", ".join("--" + n for n in dcfr if n in self.given)
+            raise PasurInputError(f"{shown} applies only to --method dcfr")
+        return CFRParams(
+            method=method,
+            iterations=v["iterations"],
+            target_exploitability=target,
+            check_every=v["check_every"],
+            alpha=v["alpha"],
+            beta=v["beta"],
+            gamma=v["gamma"],
+            updates=v["updates"],
+            seed=v["sample_seed"],
+            max_iterations=v["max_iterations"],
+        ).check()
+
+    def refuse_for(self, method: str) -> None:
+        """For a method without CFR (exact, reference): every CFR option given is refused."""
+        cfr_only = sorted(self.given - {"method"})
+        if cfr_only:
+            opts = ", ".join("--" + n.replace("_", "-") for n in cfr_only)
+            raise PasurInputError(
+                f"{opts} {'applies' if len(cfr_only) == 1 else 'apply'} only to the CFR methods "
+                f"({', '.join(CFR_METHODS)}), not to --method {method}"
+            )
+
+
+def _positive_float(name: str, value: float | None) -> None:
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise PasurInputError(f"{name} must be a positive number, got {value}")
+
+
+def _build_cfr(values: dict, given_: set[str]) -> CfrChoice:
+    _positive_float("--target-exploitability", values["target_exploitability"])
+    method = values.pop("method")
+    return CfrChoice(method, values, frozenset(given_))
+
+
+MethodOpt = Annotated[
+    str | None,
+    typer.Option("--method", help=f"{_CFR_HELP}. Default: exact for solve, dcfr for sweep and experiment."),
+]
+IterationsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--iterations",
+        min=1,
+        max=10_000_000,
+        help="CFR: iterations per round (with a target: the cap). Neither given: target 0.05.",
+    ),
+]
+TargetOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--target-exploitability",
+        help=f"CFR: stop once exploitability (points) is at most this (default {DEFAULT_TARGET} without --iterations).",
+    ),
+]
+CheckEveryOpt = Annotated[
+    int, typer.Option("--check-every", min=1, max=1_000_000, help="CFR: measure exploitability every K iterations.")
+]
+AlphaOpt = Annotated[float, typer.Option("--alpha", min=0, max=10, help="DCFR: positive regret discount exponent.")]
+BetaOpt = Annotated[float, typer.Option("--beta", min=-10, max=10, help="DCFR: negative regret discount exponent.")]
+GammaOpt = Annotated[float, typer.Option("--gamma", min=0, max=10, help="DCFR: average strategy discount exponent.")]
+UpdatesOpt = Annotated[str, typer.Option("--updates", help="CFR: alternating (update Alex, then Bob) or simultaneous.")]
+SampleSeedOpt = Annotated[
+    int,
+    typer.Option("--sample-seed", min=0, help="Seed of everything sampled: random agents, es-mccfr, data splits."),
+]
+MaxIterationsOpt = Annotated[
+    int,
+    typer.Option("--max-iterations", min=1, max=10_000_000, help="CFR: iteration cap per round when a target is set."),
+]
+
+#: the CFR options, the same in ``solve``, ``sweep`` and ``experiment``
+CFR = OptionGroup(
+    (
+        _opt("method", MethodOpt),
+        _opt("iterations", IterationsOpt),
+        _opt("target_exploitability", TargetOpt),
+        _opt("check_every", CheckEveryOpt, 10),
+        _opt("alpha", AlphaOpt, 1.5),
+        _opt("beta", BetaOpt, 0.0),
+        _opt("gamma", GammaOpt, 2.0),
+        _opt("updates", UpdatesOpt, "alternating"),
+        _opt("sample_seed", SampleSeedOpt, 0),
+        _opt("max_iterations", MaxIterationsOpt, 100_000),
+    ),
+    _build_cfr,
+)
+
+# -- other shared options ----------------------------------------------------------------
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a machine-readable JSON summary instead of tables.")]
 AsciiOpt = Annotated[bool, typer.Option("--ascii", help="Cards as 'TD' instead of '10♦'.")]
-TreeOpt = Annotated[str, typer.Option("--tree", help="Tree mode: compact (lossless state merging) or paper.")]
-DeviceOpt = Annotated[str, typer.Option("--device", help="Torch device: cpu, cuda, cuda:N or auto.")]
+TreeOpt = Annotated[
+    str | None, typer.Option("--tree", help="Tree mode: compact (lossless state merging, default) or paper.")
+]
+DeviceOpt = Annotated[str | None, typer.Option("--device", help="Torch device: cpu (default), cuda, cuda:N or auto.")]
 MemOpt = Annotated[
     float | None, typer.Option("--memory-limit", help="GiB the tree may use (default: what the device has free).")
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress display.")]
+OverwriteOpt = Annotated[
+    bool, typer.Option("--overwrite", help="Replace what an earlier run of this command wrote there (only that).")
+]
+GamesOpt = Annotated[int, typer.Option("--games", min=1, max=100_000_000, help="Games played at once.")]
 
 
-def tree_options(tree: str, device: str, memory_limit: float | None):
+def tree_options(tree: str | None, device: str | None, memory_limit: float | None):
+    """The tree mode, torch device and memory limit (bytes) from their options, checked."""
     from pasur.common.device import resolve_device
+    from pasur.solve.tree import MODES
 
-    if tree not in TREES:
-        raise PasurInputError(f"unknown tree mode {tree!r} (choose from {', '.join(TREES)})")
-    if memory_limit is not None and memory_limit <= 0:
-        raise PasurInputError(f"--memory-limit must be positive, got {memory_limit}")
-    limit = None if memory_limit is None else int(memory_limit * 2**30)
-    return resolve_device(device), limit
+    tree = tree or "compact"
+    if tree not in MODES:
+        raise PasurInputError(f"unknown tree mode {tree!r} (choose from {', '.join(MODES)})")
+    return tree, resolve_device(device or "cpu"), memory_bytes(memory_limit)
+
+
+def memory_bytes(gib: float | None) -> int | None:
+    if gib is None:
+        return None
+    if not (gib > 0 and math.isfinite(gib)) or gib > 1e6:
+        raise PasurInputError(f"--memory-limit must be a positive number of GiB, got {gib}")
+    return int(gib * 2**30)
 
 
 def parse_model_params(text: str | None) -> dict:
@@ -61,67 +432,3 @@ def parse_model_params(text: str | None) -> dict:
     if not isinstance(params, dict):
         raise PasurInputError("--model-params must be a JSON object")
     return params
-
-
-def fail(message: str) -> typer.Exit:
-    err.print(f"error: {message}", markup=False, highlight=False, soft_wrap=True)
-    return typer.Exit(2)
-
-
-def user_errors(fn):
-    """Turn :class:`PasurInputError` into a one-line message and exit code 2, and running out of
-    (GPU) memory into a one-line message and exit code 3."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        import torch
-
-        try:
-            return fn(*args, **kwargs)
-        except PasurInputError as e:
-            raise fail(str(e)) from None
-        except (torch.OutOfMemoryError, MemoryError) as e:
-            first = str(e).splitlines()[0] if str(e) else type(e).__name__
-            err.print(
-                f"error: out of memory ({first}); try --tree compact or a smaller --memory-limit",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
-            )
-            raise typer.Exit(3) from None
-
-    return wrapper
-
-
-def select_decks(deck: str | None, deck_file: Path | None, seed: int | None, deck_id: str | None) -> list[NamedDeck]:
-    """The decks named by the common options; exactly one source, else a random seed (printed)."""
-    given = [n for n, v in (("--deck", deck), ("--deck-file", deck_file), ("--seed", seed)) if v is not None]
-    if len(given) > 1:
-        raise PasurInputError(f"give only one of {', '.join(given)}")
-    if deck_id is not None and deck_file is None:
-        raise PasurInputError("--deck-id goes with --deck-file")
-    if deck is not None:
-        return [NamedDeck("deck", parse_deck(deck))]
-    if deck_file is not None:
-        decks = read_deck_file(deck_file)
-        if deck_id is not None:
-            decks = [d for d in decks if d.id == deck_id]
-            if not decks:
-                raise PasurInputError(f"no deck with id {deck_id!r} in {deck_file}")
-        return decks
-    if seed is None:
-        seed = secrets.randbelow(2**31)
-        err.print(f"dealing a random deck (seed {seed})", highlight=False)
-    return [NamedDeck(f"seed-{seed}", random_deck(random.Random(seed)))]
-
-
-def one_deck(decks: list[NamedDeck], what: str) -> NamedDeck:
-    if len(decks) != 1:
-        raise PasurInputError(f"{what} takes one deck; the file holds {len(decks)} (pick one with --deck-id)")
-    return decks[0]
-
-
-def progress_display(quiet: bool, *extra: ProgressColumn) -> Progress:
-    """The progress display of long commands, on stderr, gone when done."""
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), *extra, TimeElapsedColumn())
-    return Progress(*columns, console=err, transient=True, disable=quiet)

@@ -1,8 +1,10 @@
-"""The ``pasur sweep`` and ``pasur report`` commands (registered on the main app by :func:`register`)."""
+"""``pasur sweep``, ``pasur report`` and ``pasur experiment``: many decks at once (on Ray or
+inline), summaries over a sweep, and the paper's experiments."""
 
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Annotated
 
@@ -10,119 +12,131 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pasur.cli import app
 from pasur.cli.common import (
-    DeckFileOpt,
+    CFR,
+    DECKS,
+    CfrChoice,
+    DeckChoice,
     DeviceOpt,
     JsonOpt,
     MemOpt,
+    OverwriteOpt,
     QuietOpt,
-    SeedOpt,
     TreeOpt,
-    err,
+    command,
+    memory_bytes,
+    note,
     parse_model_params,
-    user_errors,
+    refuse_unless,
 )
 from pasur.common.errors import PasurInputError
 
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", min=1, max=4096, help="Decks at once (default: the CPUs here, or of the cluster)."),
+]
+EngineOpt = Annotated[str, typer.Option("--engine", help="ray, or inline: one deck at a time in this process.")]
+AddressOpt = Annotated[
+    str | None, typer.Option("--address", help="Join this Ray cluster (e.g. auto, or HOST:6379); default: Ray here.")
+]
+RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Rerun the decks that failed before.")]
+FitOpt = Annotated[bool, typer.Option("--fit", help="Fit an XGBoost model to each strategy table.")]
+ModelParamsOpt = Annotated[
+    str | None, typer.Option("--model-params", help="With --fit: model parameters as a JSON object.")
+]
 
-def deck_list(n: int | None, seed: int | None, deck_file: Path | None):
-    """The decks of ``--decks N --seed S`` or ``--deck-file F`` (for sweeps and experiments)."""
-    from pasur.game.cards import read_deck_file
-    from pasur.study.sweep import seed_decks
 
-    if deck_file is not None:
-        if n is not None or seed is not None:
-            raise PasurInputError("give either --deck-file or --decks N --seed S, not both")
-        return read_deck_file(deck_file)
-    if n is None:
-        raise PasurInputError("give the decks: --decks N [--seed S] or --deck-file F")
-    return seed_decks(n, 0 if seed is None else seed)
+def _job(
+    cfr: CfrChoice,
+    default_method: str,
+    tree,
+    device,
+    *,
+    fit=False,
+    model_params=None,
+    games=0,
+    matchups=(),
+    keep_table=True,
+):
+    from pasur.study.pipeline import DeckJob
+
+    method = cfr.method_or(default_method)
+    if method == "reference":
+        raise PasurInputError("--method reference runs in `pasur solve` only (sweeps use the tensor tree)")
+    if method == "exact":
+        cfr.refuse_for(method)
+        params = None
+    else:
+        params = cfr.params(method)
+        refuse_unless(method == "es-mccfr" or games > 0, ["sample_seed"], "to es-mccfr and to self-play (--games)")
+    return DeckJob(
+        cfr=params,
+        tree=tree or "compact",
+        device=device or "cpu",
+        fit=fit,
+        model_params=parse_model_params(model_params),
+        games=games,
+        matchups=tuple(matchups),
+        keep_table=keep_table,
+    ).check()
 
 
-def sweep_cmd(
+@command(app)
+def sweep(
     out: Annotated[Path, typer.Option("--out", help="Folder of the sweep (created; rerun to resume).")],
-    decks: Annotated[int | None, typer.Option("--decks", help="How many random decks (seeds S, S+1, ...).")] = None,
-    seed: SeedOpt = None,
-    deck_file: DeckFileOpt = None,
-    method: Annotated[
-        str, typer.Option("--method", help="exact, or a CFR method: cfr, cfr+, dcfr, es-mccfr.")
-    ] = "dcfr",
-    tree: TreeOpt = "compact",
-    iterations: Annotated[
-        int | None, typer.Option("--iterations", help="CFR: iterations per round (a cap with a target).")
-    ] = None,
-    target: Annotated[
-        float | None, typer.Option("--target-exploitability", help="CFR: stop a round below this (points).")
-    ] = 0.05,
-    check_every: Annotated[int, typer.Option("--check-every", help="CFR: measure exploitability every K.")] = 10,
-    device: DeviceOpt = "cpu",
-    fit: Annotated[bool, typer.Option("--fit", help="Fit an XGBoost model to each strategy table.")] = False,
-    model_params: Annotated[
-        str | None, typer.Option("--model-params", help="With --fit: model parameters as a JSON object.")
-    ] = None,
-    games: Annotated[int, typer.Option("--games", help="Self-play games per matchup (0: none).")] = 0,
+    decks: DeckChoice = DECKS,
+    cfr: CfrChoice = CFR,
+    tree: TreeOpt = None,
+    device: DeviceOpt = None,
+    fit: FitOpt = False,
+    model_params: ModelParamsOpt = None,
+    games: Annotated[int, typer.Option("--games", min=0, max=100_000_000, help="Self-play games per matchup.")] = 0,
     matchups: Annotated[
         list[str] | None, typer.Option("--matchup", help="A matchup to play (repeatable); default table-vs-table.")
     ] = None,
-    job_seed: Annotated[int, typer.Option("--job-seed", help="Seed of es-mccfr sampling and self-play.")] = 0,
     keep_table: Annotated[
         bool, typer.Option("--keep-table/--no-keep-table", help="Keep each deck's strategy.parquet.")
     ] = True,
     memory_limit: MemOpt = None,
-    address: Annotated[
-        str | None,
-        typer.Option("--address", help="Join this Ray cluster (e.g. auto, or HOST:6379); default: Ray here."),
-    ] = None,
-    workers: Annotated[
-        int | None, typer.Option("--workers", help="Decks at once (default: the CPUs here, or of the cluster).")
-    ] = None,
+    address: AddressOpt = None,
+    workers: WorkersOpt = None,
     gpus_per_task: Annotated[
         float | None,
-        typer.Option("--gpus-per-task", help="GPUs per deck, with --device cuda (default 1 then; fractions share)."),
+        typer.Option("--gpus-per-task", min=0, help="GPUs per deck, with --device cuda (default 1; fractions share)."),
     ] = None,
-    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Rerun the decks that failed before.")] = False,
-    engine: Annotated[
-        str, typer.Option("--engine", help="ray, or inline: one deck at a time in this process (debugging).")
-    ] = "ray",
+    retry_failed: RetryOpt = False,
+    engine: EngineOpt = "ray",
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the per-deck pipeline (solve, optionally fit and self-play) for many decks as Ray tasks.
     Each deck's outputs land in DIR/decks/<id>/, its status in DIR/manifest.parquet; rerunning the
     same command skips finished decks. Exit code 1 when some decks failed (see pasur report)."""
-    from pasur.study.pipeline import DeckJob
-    from pasur.study.sweep import SweepInterrupted, sweep
+    from pasur.study.sweep import SweepInterrupted
+    from pasur.study.sweep import sweep as run
 
-    params = parse_model_params(model_params)
-    if memory_limit is not None and memory_limit <= 0:
-        raise PasurInputError(f"--memory-limit must be positive, got {memory_limit}")
-    job = DeckJob(
-        method=method,
-        tree=tree,
-        iterations=iterations,
-        target_exploitability=target if method != "exact" else None,
-        check_every=check_every,
-        device=device,
+    if matchups and not games:
+        raise PasurInputError("--matchup needs --games N")
+    job = _job(
+        cfr,
+        "dcfr",
+        tree,
+        device,
         fit=fit,
-        model_params=params,
+        model_params=model_params,
         games=games,
-        matchups=tuple(matchups) if matchups else ("table-vs-table",),
-        seed=job_seed,
+        matchups=matchups or ("table-vs-table",),
         keep_table=keep_table,
-    ).check()
-    nds = deck_list(decks, seed, deck_file)
-    limit = None if memory_limit is None else int(memory_limit * 2**30)
+    )
+    nds = decks.decks(random_if_none=False)
 
     def started(s: dict) -> None:
         if not quiet and not as_json:
-            err.print(
-                f"sweep into {s['out']}: {s['to_run']} decks to run, {s['skipped']} done or failed before",
-                highlight=False,
-                soft_wrap=True,
-            )
+            note(f"sweep into {s['out']}: {s['to_run']} decks to run, {s['skipped']} done or failed before")
 
     try:
-        result = sweep(
+        result = run(
             nds,
             job,
             out,
@@ -131,17 +145,15 @@ def sweep_cmd(
             gpus_per_task=gpus_per_task,
             retry_failed=retry_failed,
             engine=engine,
-            memory_limit=limit,
+            memory_limit=memory_bytes(memory_limit),
             progress=not quiet,
             on_start=started,
         )
     except SweepInterrupted as e:
         s = e.summary
-        err.print(
+        note(
             f"interrupted: {s['done']} of {s['decks']} decks done, {s['failed']} failed, {s['pending']} left; "
-            "rerun the same command to go on",
-            highlight=False,
-            soft_wrap=True,
+            "rerun the same command to go on"
         )
         raise typer.Exit(130) from None
     s = result.summary
@@ -153,13 +165,36 @@ def sweep_cmd(
             f"{s['done']} of {s['decks']} decks done, {s['failed']} failed, {s['skipped']} skipped "
             f"(done or failed before); {s['wall_seconds']:.1f} s{rate}; outputs in {out}"
         )
+        line = per_deck_line(result.records)
+        if line:
+            typer.echo(line)
         if s["failed_decks"]:
             shown = ", ".join(s["failed_decks"][:10]) + (" ..." if len(s["failed_decks"]) > 10 else "")
-            err.print(
-                f"failed: {shown} (errors: pasur report {out} --decks; rerun with --retry-failed)", highlight=False
-            )
+            note(f"failed: {shown} (errors: pasur report {out} --per-deck; rerun with --retry-failed)")
     if s["failed"]:
         raise typer.Exit(1)
+
+
+def per_deck_line(records: list[dict]) -> str:
+    """One line over the done decks: values (points), exploitability, time per deck."""
+    if not records:
+        return ""
+    values = [r["exact_value"] for r in records if r.get("exact_value") is not None]
+    parts = [f"per deck ({len(records)}):"]
+    if values:
+        parts.append(
+            f"exact value mean {statistics.fmean(values):+.2f} points (min {min(values):+g}, max {max(values):+g})"
+        )
+    expl = [r["exploitability"] for r in records if r.get("exploitability") is not None]
+    if expl:
+        parts.append(f"exploitability max {max(expl):.3g}")
+    fair = [r["fair_value"] for r in records if r.get("fair_value") is not None]
+    if fair:
+        parts.append(f"fair value (Alex's win rate) mean {statistics.fmean(fair):.3f}")
+    secs = [r["seconds"] for r in records if r.get("seconds") is not None]
+    if secs:
+        parts.append(f"median {statistics.median(secs):.2f} s")
+    return parts[0] + " " + "; ".join(parts[1:])
 
 
 def _fmt(v) -> str:
@@ -181,26 +216,34 @@ def _table(title: str, rows: list[dict]) -> Table:
     return t
 
 
-def report_cmd(
+@command(app)
+def report(
     out: Annotated[Path, typer.Argument(help="The folder of a sweep (its --out).")],
     csv: Annotated[Path | None, typer.Option("--csv", help="Write the per-deck table to this CSV file.")] = None,
-    decks: Annotated[bool, typer.Option("--decks", help="Also print one row per deck.")] = False,
+    overwrite: OverwriteOpt = False,
+    per_deck: Annotated[bool, typer.Option("--per-deck", help="Also print one row per deck.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Summary tables over a sweep: decks by status, values, tree sizes and timings."""
-    from pasur.study import report
+    """Summary tables over a sweep: decks by status, point values, win rates, tree sizes, timings."""
+    from pasur.common.outputs import check_output_file
+    from pasur.study import report as rep
 
-    s = report.summary(out)
-    rows = report.deck_rows(out) if decks else []
+    refuse_unless(csv is not None, ["overwrite"], "with --csv")
+    if csv is not None:
+        check_output_file(csv, overwrite=overwrite, option="--csv")
+    s = rep.summary(out)
+    rows = rep.deck_rows(out) if per_deck else []
     if as_json:
-        typer.echo(json.dumps({**s, **({"decks": rows} if decks else {})}, indent=1, default=str))
+        typer.echo(json.dumps({**s, **({"decks": rows} if per_deck else {})}, indent=1, default=str))
     else:
         console = Console(soft_wrap=False)
         if not console.is_terminal:
             console = Console(soft_wrap=False, width=200)  # a file or pipe: full columns, not an 80-column cut
         for title, key in (
             ("Decks", "status"),
-            ("Values", "values"),
+            ("Values (points, Alex - Bob)", "values"),
+            ("Rates (share of games)", "rates"),
+            ("Models (RMSE of 100 x probability)", "models"),
             ("Tree sizes", "tree_sizes"),
             ("Timings (seconds)", "timings"),
         ):
@@ -212,7 +255,7 @@ def report_cmd(
                 highlight=False,
                 soft_wrap=True,
             )
-        if decks:
+        if per_deck:
             keep = (
                 "deck_id",
                 "status",
@@ -232,11 +275,95 @@ def report_cmd(
             if shown:
                 console.print(_table("Decks", shown))
     if csv is not None:
-        n = report.write_csv(out, csv)
-        err.print(f"wrote {n} rows to {csv}", highlight=False, soft_wrap=True)
+        n = rep.write_csv(out, csv, overwrite=overwrite)
+        note(f"wrote {n} rows to {csv}")
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``sweep`` and ``report`` to the ``pasur`` app."""
-    app.command("sweep")(user_errors(sweep_cmd))
-    app.command("report")(user_errors(report_cmd))
+@command(app)
+def experiment(
+    name: Annotated[str, typer.Argument(help="figure12, figure14, figure15, figure16 or table16.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the plots, tables and the sweep (rerun to resume).")],
+    decks: DeckChoice = DECKS,
+    cfr: CfrChoice = CFR,
+    tree: TreeOpt = None,
+    games: Annotated[
+        int, typer.Option("--games", min=1, max=100_000_000, help="Self-play games per matchup and deck.")
+    ] = 2000,
+    fit: Annotated[bool, typer.Option("--fit", help="Play XGBoost models of the strategies (the paper).")] = False,
+    model_params: ModelParamsOpt = None,
+    paper_memory_limit: Annotated[
+        float, typer.Option("--paper-memory-limit", help="figure12: GiB a paper tree may take (larger: not built).")
+    ] = 4.0,
+    workers: WorkersOpt = None,
+    engine: EngineOpt = "ray",
+    address: AddressOpt = None,
+    retry_failed: RetryOpt = False,
+    device: DeviceOpt = None,
+    memory_limit: MemOpt = None,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Reproduce one of the paper's figures or tables over many decks; writes PNG, CSV and
+    Markdown into --out (and the per-deck sweep beside them, so a rerun resumes), and prints the
+    table."""
+    from pasur.study import experiments as ex
+
+    if name not in ex.EXPERIMENTS:
+        raise PasurInputError(f"unknown experiment {name!r} (choose from {', '.join(ex.EXPERIMENTS)})")
+    plays = name in ("figure14", "table16")
+    refuse_unless(plays, ["games"], "to the experiments that play games (figure14, table16)")
+    refuse_unless(plays, ["fit", "model_params"], "to the experiments that play games (figure14, table16)")
+    refuse_unless(name == "figure12", ["paper_memory_limit"], "to figure12")
+    if name == "figure12":
+        refuse_unless(
+            False,
+            ["method", "iterations", "target_exploitability", "tree"],
+            "to the experiments that solve by CFR (figure12 builds both trees and solves exactly)",
+        )
+        job = None
+    else:
+        job = _job(
+            cfr,
+            "dcfr",
+            tree,
+            device,
+            fit=fit,
+            model_params=model_params,
+            games=games if plays else 0,
+            matchups=(),
+            keep_table=True,
+        )
+        if job.cfr is None:
+            raise PasurInputError(f"{name} needs a CFR method (it plays or plots strategies)")
+    nds = decks.decks(random_if_none=False)
+    opts = {
+        "workers": workers,
+        "engine": engine,
+        "address": address,
+        "memory_limit": memory_bytes(memory_limit),
+        "progress": not quiet,
+        "retry_failed": retry_failed,
+    }
+    if name == "figure12":
+        summary = ex.figure12(nds, out, opts, memory_bytes(paper_memory_limit))
+    elif name == "figure14":
+        summary = ex.figure14(nds, out, job, opts)
+    elif name == "figure15":
+        summary = ex.figure15(nds, out, job, opts)
+    elif name == "figure16":
+        if len(nds) != 1:
+            raise PasurInputError("figure16 takes one deck: --seed S, --deck, or --deck-file F --deck-id ID")
+        summary = ex.figure16(nds[0], out, job)
+    else:
+        summary = ex.table16(nds, out, job, opts)
+    if as_json:
+        typer.echo(json.dumps(summary, indent=1))
+        return
+    typer.echo(f"{name}: {len(nds)} decks; outputs in {out}\n")
+    tables = [out / f for f in ex.OUTPUTS[name] if f.endswith(".md")]
+    for md in tables:
+        typer.echo(md.read_text(encoding="utf-8"))
+    if not tables:
+        width = max(len(k) for k in summary)
+        for k, v in summary.items():
+            typer.echo(f"{k:<{width}}  {_fmt(v)}")

@@ -331,3 +331,57 @@ def read_deck_file(path: str | Path) -> list[NamedDeck]:
     if not decks:
         raise PasurInputError(f"{p}: no decks in file")
     return decks
+
+
+#: more decks than anyone sweeps: a larger count is a typo, refused before any work
+MAX_DECKS = 10_000_000
+
+
+def seed_decks(n: int, seed: int = 0) -> list[NamedDeck]:
+    """``n`` random decks from seeds ``seed .. seed+n-1``, named ``seed-{k}`` as ``--seed`` names them.
+
+    >>> [nd.id for nd in seed_decks(2, 5)], seed_decks(1, 5)[0].deck == Deck.from_seed(5)
+    (['seed-5', 'seed-6'], True)
+    """
+    if not 1 <= n <= MAX_DECKS:
+        raise PasurInputError(f"--decks must be between 1 and {MAX_DECKS:,}, got {n}")
+    if seed < 0:
+        raise PasurInputError(f"--seed must be zero or positive, got {seed}")
+    return [NamedDeck(f"seed-{k}", random_deck(random.Random(k))) for k in range(seed, seed + n)]
+
+
+def select_decks(
+    deck: str | None = None,
+    deck_file: str | Path | None = None,
+    deck_id: str | None = None,
+    seed: int | None = None,
+    count: int | None = None,
+) -> list[NamedDeck]:
+    """The decks a user named, the one way every command reads them: one deck (``deck``), a deck
+    file (``deck_file``, optionally only ``deck_id``), or seeded decks (``seed`` alone: that one;
+    ``count``: seeds ``seed`` (default 0) onwards). Exactly one source; none is refused.
+
+    >>> [nd.id for nd in select_decks(seed=3, count=2)]
+    ['seed-3', 'seed-4']
+    """
+    given = [n for n, v in (("--deck", deck), ("--deck-file", deck_file), ("--seed", seed)) if v is not None]
+    if len(given) > 1:
+        raise PasurInputError(f"give only one of {', '.join(given)}")
+    if deck_id is not None and deck_file is None:
+        raise PasurInputError("--deck-id goes with --deck-file")
+    if count is not None and (deck is not None or deck_file is not None):
+        raise PasurInputError("--decks N counts seeded decks: it goes with --seed, not with --deck or --deck-file")
+    if deck is not None:
+        return [NamedDeck("deck", parse_deck(deck))]
+    if deck_file is not None:
+        decks = read_deck_file(deck_file)
+        if deck_id is not None:
+            decks = [d for d in decks if d.id == deck_id]
+            if not decks:
+                raise PasurInputError(f"no deck with id {deck_id!r} in {deck_file}")
+        return decks
+    if count is not None:
+        return seed_decks(count, 0 if seed is None else seed)
+    if seed is not None:
+        return seed_decks(1, seed)
+    raise PasurInputError("give the decks: --deck, --deck-file F [--deck-id ID], --seed S or --decks N [--seed S]")

@@ -29,13 +29,20 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pasur.game.cards import Deck, format_card, format_cards, parse_card, parse_cards
 from pasur.common.errors import PasurInputError
+from pasur.game.cards import CLUBS_BONUS, SUR_POINTS, Deck, format_card, format_cards, parse_card, parse_cards
 from pasur.game.rules import Action, is_sur
 from pasur.game.state import FINAL_ROUND, GameState, IllegalActionError
 
 _WHO = {None: "-", 0: "A", 1: "B"}
 HEADERS = ("Stage", "Alex", "Bob", "Pool", "Lay", "Pick", "A♣", "B♣", "Apt", "Bpt", "As", "Bs", "Δ", "L", "CL")
+#: what each column holds, printed under the tables
+LEGEND = (
+    "Stage: round.turn.player (player 0 Alex, 1 Bob); Alex, Bob, Pool: before the play; "
+    "Lay: the card played; Pick: the cards it takes (SUR: a Sur). After the play: "
+    "A♣ B♣ clubs taken; Apt Bpt card points; As Bs Surs; Δ Alex minus Bob so far (clubs bonus once clinched); "
+    "L last to capture; CL who clinched the clubs bonus (A, B, - nobody yet)."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +150,8 @@ class GameLog:
     def table(self, *, unicode: bool = True) -> list[list[str]]:
         return [r.cells(unicode=unicode) for r in self.rows()]
 
-    def to_text(self, *, unicode: bool = True) -> str:
-        """Aligned plain text for a terminal."""
+    def to_text(self, *, unicode: bool = True, legend: bool = True) -> str:
+        """Aligned plain text for a terminal (with the column legend and the highlights)."""
         body = self.table(unicode=unicode)
         widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(HEADERS)]
         line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
@@ -156,6 +163,9 @@ class GameLog:
                 out.append("")
             prev_round = rnd
             out.append(line(cells))
+        if legend:
+            out += ["", LEGEND, ""]
+        out += self.highlights(unicode=unicode)
         out.append(self.summary())
         return "\n".join(out)
 
@@ -163,7 +173,38 @@ class GameLog:
         esc = lambda c: c.replace("|", "\\|")  # noqa: E731
         out = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
         out += ["| " + " | ".join(esc(c) for c in cells) + " |" for cells in self.table(unicode=unicode)]
-        return "\n".join(out) + "\n\n" + self.summary() + "\n"
+        extra = "".join(f"- {h}\n" for h in self.highlights(unicode=unicode))
+        return "\n".join(out) + "\n\n" + LEGEND + "\n\n" + extra + ("\n" if extra else "") + self.summary() + "\n"
+
+    def highlights(self, *, unicode: bool = True) -> list[str]:
+        """The plays that score beyond card points, in words: every Sur (with who made it and
+        what it took), the clubs bonus (who took how many clubs, and when it was clinched), and
+        the final sweep."""
+        fmt = lambda m: format_cards(m, unicode=unicode)  # noqa: E731
+        names = ("Alex", "Bob")
+        out = []
+        for row in self.rows():
+            who = None if row.stage == "sweep" else int(row.stage.rsplit(".", 1)[1])
+            if row.sur and who is not None:
+                out.append(
+                    f"Sur by {names[who]} at {row.stage}: {format_card(row.card, unicode=unicode)} takes "
+                    f"{fmt(row.captured)}, clearing the pool (+{SUR_POINTS})"
+                )
+        rows = self.rows()
+        clinched = next((r for r in rows if r.clubs_winner is not None), None)
+        if clinched is not None:
+            w = clinched.clubs_winner
+            final = rows[-1].clubs
+            out.append(
+                f"Clubs bonus to {names[w]}: {final[w]} of the 13 clubs (clinched at {clinched.stage} "
+                f"with {clinched.clubs[w]}) (+{CLUBS_BONUS})"
+            )
+        if rows and rows[-1].stage == "sweep":
+            s = rows[-1]
+            out.append(
+                f"Final sweep: {fmt(s.captured)} left in the pool go to {names[s.last_capturer]}, the last to capture"
+            )
+        return out
 
     def summary(self) -> str:
         f = self.final

@@ -18,8 +18,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -28,6 +26,7 @@ import torch
 
 from pasur import __version__
 from pasur.common.errors import PasurInputError
+from pasur.common.outputs import atomic_path, check_output_file, os_errors_as_input_errors, write_text_atomic
 
 CARD_FORMAT = "pasur-model/1"
 TARGET_SCALE = 100.0
@@ -36,17 +35,19 @@ MODEL_SUFFIXES = (".ubj", ".json")
 
 @dataclass(frozen=True)
 class ModelParams:
-    """Training settings; the paper's are RMSE and ``gamma = 1`` (the rest are XGBoost's
-    defaults, which the paper does not change)."""
+    """Training settings; the paper's are RMSE and XGBoost's ``gamma = 1`` (here
+    ``min_split_loss``, XGBoost's other name for it, so that "gamma" means only DCFR's exponent;
+    the rest are XGBoost's defaults, which the paper does not change). ``sample_seed`` seeds the
+    held-out split and the row sample."""
 
     max_depth: int = 6
     learning_rate: float = 0.3
     rounds: int = 100
-    gamma: float = 1.0
+    min_split_loss: float = 1.0
     tree_method: str = "hist"
     validation_fraction: float = 0.1
     max_rows: int | None = None
-    seed: int = 0
+    sample_seed: int = 0
     threads: int = 0
 
     def check(self) -> ModelParams:
@@ -56,8 +57,8 @@ class ModelParams:
             raise PasurInputError(f"--learning-rate must be in (0, 1], got {self.learning_rate}")
         if self.rounds < 1:
             raise PasurInputError(f"--rounds must be positive, got {self.rounds}")
-        if self.gamma < 0:
-            raise PasurInputError(f"--gamma must be zero or positive, got {self.gamma}")
+        if self.min_split_loss < 0:
+            raise PasurInputError(f"--min-split-loss must be zero or positive, got {self.min_split_loss}")
         if self.tree_method not in ("hist", "approx", "exact"):
             raise PasurInputError(f"unknown tree method {self.tree_method!r} (hist, approx or exact)")
         if not 0 <= self.validation_fraction < 1:
@@ -81,12 +82,12 @@ class ModelParams:
         return {
             "objective": "reg:squarederror",
             "eval_metric": "rmse",
-            "gamma": self.gamma,
+            "gamma": self.min_split_loss,
             "max_depth": self.max_depth,
             "eta": self.learning_rate,
             "tree_method": self.tree_method,
             "device": "cuda" if device.startswith("cuda") else "cpu",
-            "seed": self.seed,
+            "seed": self.sample_seed,
             **({"nthread": self.threads} if self.threads else {}),
         }
 
@@ -204,7 +205,7 @@ def fit_model(
         raise PasurInputError("a validation deck is also a training deck; validation decks must be unseen")
     xs, ys, vx, vy, vg, vdeck = [], [], [], [], [], []
     for t in train:
-        held = _split_groups(t.group, params.validation_fraction, params.seed) if not valid else None
+        held = _split_groups(t.group, params.validation_fraction, params.sample_seed) if not valid else None
         keep = slice(None) if held is None else ~held
         xs.append(t.x[keep])
         ys.append(t.y[keep])
@@ -221,7 +222,7 @@ def fit_model(
     x, y = np.concatenate(xs), np.concatenate(ys)
     rows_available = int(y.shape[0])
     if params.max_rows is not None and rows_available > params.max_rows:
-        pick = np.random.default_rng(params.seed).choice(rows_available, params.max_rows, replace=False)
+        pick = np.random.default_rng(params.sample_seed).choice(rows_available, params.max_rows, replace=False)
         pick.sort()
         x, y = x[pick], y[pick]
     dtrain = xgb.DMatrix(x, label=y, feature_names=_feature_names())
@@ -298,31 +299,26 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def check_model_path(path: Path) -> Path:
-    """A model file name XGBoost can write (its format follows the suffix)."""
+def check_model_path(path: Path, *, overwrite: bool = False) -> Path:
+    """A model file name XGBoost can write (its format follows the suffix), in a place that can
+    be written, not replacing a model (or its card) without ``overwrite``. Checked before training."""
     if path.suffix not in MODEL_SUFFIXES:
         raise PasurInputError(f"{path}: a model file name ends in .ubj or .json (XGBoost's formats)")
+    check_output_file(path, overwrite=overwrite)
+    check_output_file(card_path(path), overwrite=overwrite, option="--out (its card)")
     return path
 
 
-def save_model(model: StrategyModel, path: str | Path) -> Path:
+def save_model(model: StrategyModel, path: str | Path, *, overwrite: bool = True) -> Path:
     """Write the model (XGBoost's format, chosen by the suffix) and its card, each through a
-    temporary name and a rename; returns the card's path."""
-    path = check_model_path(Path(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        model.booster.save_model(tmp)
-        card = {**model.card, "model_file": path.name, "model_sha256": _sha256(Path(tmp))}
-        cpath = card_path(path)
-        ctmp = cpath.with_name(f".{cpath.name}.tmp")
-        ctmp.write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-        os.replace(ctmp, cpath)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    temporary name and a rename, with the user's umask; returns the card's path."""
+    path = check_model_path(Path(path), overwrite=overwrite)
+    cpath = card_path(path)
+    with atomic_path(path) as tmp:
+        with os_errors_as_input_errors(path):
+            model.booster.save_model(str(tmp))
+        card = {**model.card, "model_file": path.name, "model_sha256": _sha256(tmp)}
+        write_text_atomic(cpath, json.dumps(card, indent=1) + "\n")
     model.card = card
     return cpath
 

@@ -15,12 +15,12 @@ import sys
 from collections.abc import Callable
 from typing import Protocol, TextIO
 
-from pasur.game.cards import Deck, clubs_in, format_cards, parse_cards, points_in
 from pasur.common.errors import PasurInputError
+from pasur.game.cards import Deck, clubs_in, format_cards, parse_cards, points_in
 from pasur.game.gamelog import GameLog
-from pasur.solve.reference import ReferenceSolver
 from pasur.game.rules import Action, is_sur
 from pasur.game.state import FINAL_ROUND, PLAYER_NAMES, GameState
+from pasur.solve.reference import ReferenceSolver
 
 
 class Agent(Protocol):

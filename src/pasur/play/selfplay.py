@@ -19,10 +19,10 @@ from typing import Protocol
 
 import torch
 
-from pasur.play.infosets import InfosetTracker
 from pasur.game.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, SUR_POINTS, Deck
 from pasur.game.rules import Action
 from pasur.game.state import ALEX, FINAL_ROUND, TURNS_PER_ROUND, GameState
+from pasur.play.infosets import InfosetTracker
 from pasur.solve.actions import LayerActions, card_points_of, unique_row_actions
 from pasur.solve.ops import popcount
 

@@ -45,6 +45,9 @@ from pasur.game.state import ALEX, TURNS_PER_ROUND
 from pasur.solve.tree import GameTree, RoundTree
 
 METHODS = ("cfr", "cfr+", "dcfr", "es-mccfr")
+#: iterations per round beyond any real use (a full deck needs a few hundred): a larger
+#: number is a typo, refused before any work
+MAX_ITERATIONS = 10_000_000
 #: regret matching floor: actions without positive regret get FLOOR / total, so a node whose
 #: regrets are all non-positive plays uniformly (as the paper's TOL, but negligible: 1e-30)
 FLOOR = 1e-30
@@ -73,14 +76,18 @@ class CFRParams:
             raise PasurInputError(f"unknown update scheme {self.updates!r} (choose from {', '.join(UPDATES)})")
         if self.iterations is None and self.target_exploitability is None:
             raise PasurInputError("give a number of iterations or a target exploitability")
-        if self.iterations is not None and self.iterations <= 0:
-            raise PasurInputError(f"iterations must be a positive number, got {self.iterations}")
-        if self.target_exploitability is not None and not self.target_exploitability > 0:
+        if self.iterations is not None and not 1 <= self.iterations <= MAX_ITERATIONS:
+            raise PasurInputError(f"--iterations must be between 1 and {MAX_ITERATIONS:,}, got {self.iterations}")
+        if self.target_exploitability is not None and not (
+            self.target_exploitability > 0 and math.isfinite(self.target_exploitability)
+        ):
             raise PasurInputError(f"the target exploitability must be positive, got {self.target_exploitability}")
         if self.method == "es-mccfr" and self.updates != "alternating":
             raise PasurInputError("es-mccfr traverses each player in turn: its updates are alternating")
-        if self.max_iterations <= 0:
-            raise PasurInputError(f"max_iterations must be positive, got {self.max_iterations}")
+        if not 1 <= self.max_iterations <= MAX_ITERATIONS:
+            raise PasurInputError(
+                f"--max-iterations must be between 1 and {MAX_ITERATIONS:,}, got {self.max_iterations}"
+            )
         if self.check_every <= 0:
             raise PasurInputError(f"--check-every must be positive, got {self.check_every}")
         if not (0 <= self.alpha <= 10 and math.isfinite(self.alpha)):

@@ -21,8 +21,9 @@ import pyarrow.parquet as pq
 import torch
 
 from pasur import __version__
-from pasur.game.cards import format_card
 from pasur.common.errors import PasurInputError
+from pasur.common.outputs import atomic_path, write_text_atomic
+from pasur.game.cards import format_card
 from pasur.game.state import TURNS_PER_ROUND
 from pasur.solve.cfr import CFRResult
 from pasur.solve.exact import Strategy
@@ -52,9 +53,11 @@ def write_strategy_table(path: Path, tree: GameTree, strategy: Strategy, deck_id
         b"pasur.deck": str(tree.start.deck).encode(),
         b"pasur.start": f"{tree.start.round}.{tree.start.turn}".encode(),
         b"pasur.version": __version__.encode(),
+        b"pasur.edges": str(tree.n_edges).encode(),
+        b"pasur.edge_checksum": tree.edge_checksum().encode(),
     }
     rows = 0
-    with pq.ParquetWriter(path, SCHEMA.with_metadata(meta), compression="zstd") as writer:
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression="zstd") as writer:
         for rt in tree.rounds:
             for t in range(rt.start_turn, TURNS_PER_ROUND):
                 parent, child, gt_edge = rt.edges(t)
@@ -72,6 +75,20 @@ def write_strategy_table(path: Path, tree: GameTree, strategy: Strategy, deck_id
                 writer.write_table(pa.table(cols, schema=writer.schema))
                 rows += n
     return rows
+
+
+def table_tree_mode(path: str | Path) -> str:
+    """The tree mode a strategy table was written for; refuses a file that is not one."""
+    path = Path(path)
+    if not path.exists():
+        raise PasurInputError(f"strategy table not found: {path}")
+    try:
+        mode = (pq.read_schema(path).metadata or {}).get(b"pasur.tree", b"").decode()
+    except (pa.ArrowInvalid, OSError) as e:
+        raise PasurInputError(f"{path}: not a readable Parquet strategy table ({e})") from None
+    if mode not in ("paper", "compact"):
+        raise PasurInputError(f"{path}: not a pasur strategy table (no tree mode in its metadata)")
+    return mode
 
 
 def read_strategy_table(path: str | Path, tree: GameTree) -> Strategy:
@@ -92,6 +109,13 @@ def read_strategy_table(path: str | Path, tree: GameTree) -> Strategy:
         raise PasurInputError(f"{path}: a strategy of another deck")
     if meta.get(b"pasur.start", b"").decode() != f"{tree.start.round}.{tree.start.turn}":
         raise PasurInputError(f"{path}: a strategy of a tree with another start state")
+    if meta.get(b"pasur.edges", b"").decode() != str(tree.n_edges):
+        raise PasurInputError(
+            f"{path}: its rows belong to a tree of {meta.get(b'pasur.edges', b'?').decode()} edges, this tree has "
+            f"{tree.n_edges:,} (written by another version, or edited)"
+        )
+    if meta.get(b"pasur.edge_checksum", b"").decode() != tree.edge_checksum():
+        raise PasurInputError(f"{path}: its rows belong to another tree (the edge structure's checksum differs)")
     rnd = torch.from_numpy(table.column("round").to_numpy().astype("int64"))
     ply = 2 * torch.from_numpy(table.column("turn").to_numpy().astype("int64")) + torch.from_numpy(
         table.column("player").to_numpy().astype("int64")
@@ -162,7 +186,7 @@ def summary(result: CFRResult, deck_id: str, device: str, rows: int | None) -> d
     }
 
 
-def write_traces(folder: Path, result: CFRResult) -> None:
+def write_traces(folder: Path, result: CFRResult, deck_id: str = "") -> None:
     """``traces.parquet`` (round, iteration, exploitability, mean over roots, MSE to the final
     average strategy) and ``convergence.png``."""
     rows = {"round": [], "iteration": [], "exploitability": [], "mean_exploitability": [], "mse_to_final": []}
@@ -173,11 +197,14 @@ def write_traces(folder: Path, result: CFRResult) -> None:
             rows["exploitability"].append(tr.exploitability[i])
             rows["mean_exploitability"].append(tr.mean_exploitability[i])
             rows["mse_to_final"].append(tr.mse_to_final[i])
-    pq.write_table(pa.table(rows), folder / "traces.parquet")
-    plot_traces(result, folder / "convergence.png")
+    with atomic_path(folder / "traces.parquet") as tmp:
+        pq.write_table(pa.table(rows), tmp)
+    plot_traces(result, folder / "convergence.png", deck_id)
 
 
-def plot_traces(result: CFRResult, path: Path) -> None:
+def plot_traces(result: CFRResult, path: Path, deck_id: str = "") -> None:
+    """Exploitability and the distance to the final average strategy, per round, titled with
+    the deck, the method and the tree."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -191,7 +218,7 @@ def plot_traces(result: CFRResult, path: Path) -> None:
         yscale="log",
         xlabel="iteration",
         ylabel="exploitability (points, worst root)",
-        title=f"{result.params.method}: exploitability per round",
+        title="exploitability per round",
     )
     ax2.set(
         yscale="log",
@@ -202,8 +229,12 @@ def plot_traces(result: CFRResult, path: Path) -> None:
     for ax in (ax1, ax2):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
+    p = result.params
+    deck = f"deck {deck_id}" if deck_id else "deck"
+    fig.suptitle(f"{deck}: {p.method} on the {result.tree.mode} tree, {p.updates} updates")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
 
 
@@ -214,7 +245,7 @@ def write_outputs(
     (with ``extra`` fields, such as the exact value, added). ``table=False`` leaves out the
     strategy table (its rows count is then None)."""
     rows = write_strategy_table(folder / "strategy.parquet", result.tree, result.strategy, deck_id) if table else None
-    write_traces(folder, result)
+    write_traces(folder, result, deck_id)
     info = {**summary(result, deck_id, device, rows), **(extra or {})}
-    (folder / "summary.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    write_text_atomic(folder / "summary.json", json.dumps(info, indent=1) + "\n")
     return info

@@ -37,12 +37,12 @@ from typing import Literal
 
 import torch
 
+from pasur.common.memory import MemoryGuard
 from pasur.game.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, N_ROUNDS
 from pasur.game.rules import Action
 from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
 from pasur.solve.actions import card_points_of, unique_row_actions
 from pasur.solve.gme import initial_cmp, update_cmp
-from pasur.common.memory import MemoryGuard
 from pasur.solve.ops import first_occurrence, inverse_unique, popcount, repeat_blocks_index
 
 Mode = Literal["paper", "compact"]
@@ -165,6 +165,29 @@ class GameTree:
     @property
     def n_nodes(self) -> int:
         return sum(rt.n_nodes(t) for rt in self.rounds for t in rt.turns)
+
+    @property
+    def n_edges(self) -> int:
+        """Solver edges (strategy-table rows) over all rounds."""
+        return sum(int(rt.edges(t)[0].shape[0]) for rt in self.rounds for t in range(rt.start_turn, TURNS_PER_ROUND))
+
+    def edge_checksum(self) -> str:
+        """A digest of the edge structure (per layer: parent, child and action of every edge, and
+        the links between rounds), so that a strategy stored per edge is refused on any tree but
+        the one it was computed on, even one of the same deck, mode and size."""
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=16)
+        h.update(self.mode.encode())
+        for rt in self.rounds:
+            for t in range(rt.start_turn, TURNS_PER_ROUND):
+                parent, child, gt_edge = rt.edges(t)
+                g = rt.gt[t]
+                for x in (parent, child, g.card.long()[gt_edge], g.captured[gt_edge]):
+                    h.update(x.to("cpu", torch.int64).contiguous().numpy().tobytes())
+            if rt.link is not None:
+                h.update(rt.link.to("cpu", torch.int64).contiguous().numpy().tobytes())
+        return h.hexdigest()
 
     def path_to(self, r: int, t: int, node: int) -> list[Action]:
         """The actions of one line from the start state to ``node`` at (round ``r``, turn ``t``)

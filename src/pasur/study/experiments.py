@@ -23,12 +23,35 @@ from pathlib import Path
 
 import numpy as np
 
-from pasur.common.outputs import write_text_atomic
-from pasur.game.cards import NamedDeck
 from pasur.common.errors import PasurInputError
+from pasur.common.outputs import atomic_path, prepare_resumable_dir, write_text_atomic
+from pasur.game.cards import NamedDeck
 from pasur.study.pipeline import DeckJob
 
-EXPERIMENTS = ("figure12", "figure14", "figure15", "figure16", "table16")
+#: every experiment and the entries it writes into its folder (registered up front, so that a
+#: rerun resumes in a folder holding only these, and a folder holding anything else is refused)
+OUTPUTS = {
+    "figure12": ["sweep-compact", "sweep-paper", "figure12.csv", "figure12.md", "figure12.png", "summary.json"],
+    "figure14": ["sweep", "figure14.csv", "figure14.md", "figure14.png", "summary.json"],
+    "figure15": ["sweep", "figure15.csv", "figure15.png", "summary.json"],
+    "figure16": ["solve", "table15.csv", "table15.md", "figure16.png", "summary.json"],
+    "table16": [
+        "sweep",
+        "table16-decks.csv",
+        "table16-fair-value.csv",
+        "table16-exact-win.csv",
+        "table16-exact-value.csv",
+        "table16.md",
+        "table16-fair-vs-exact.png",
+        "summary.json",
+    ],
+}
+EXPERIMENTS = tuple(OUTPUTS)
+
+
+def _folder(out: Path, name: str) -> Path:
+    """The experiment's folder: created, or reopened to resume; another's files are refused."""
+    return prepare_resumable_dir(out, OUTPUTS[name])
 
 
 def _plt():
@@ -43,9 +66,8 @@ def _plt():
 def _save_png(fig, path: Path) -> None:
     """Lay the figure out, write it through a temporary name, and free it."""
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=110)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110)
     _plt().close(fig)
 
 
@@ -98,14 +120,14 @@ def _quantiles(x: np.ndarray) -> dict:
 def figure12(decks: list[NamedDeck], out: Path, sweep_opts: dict, paper_memory_limit: int | None) -> dict:
     """Tree sizes (nodes = strategy-table rows + roots) per deck for the compact and paper trees.
     A paper tree over ``paper_memory_limit`` is not built; it is counted as over the limit."""
-    out.mkdir(parents=True, exist_ok=True)
+    out = _folder(out, "figure12")
     sizes: dict[str, dict[str, float]] = {}
     failed: dict[str, int] = {}
     for mode in ("compact", "paper"):
         opts = dict(sweep_opts)
         if mode == "paper" and paper_memory_limit is not None:
             opts["memory_limit"] = paper_memory_limit
-        recs = _sweep(decks, DeckJob(method="exact", tree=mode), out / f"sweep-{mode}", opts)
+        recs = _sweep(decks, DeckJob.exact(tree=mode), out / f"sweep-{mode}", opts)
         sizes[mode] = {r["deck_id"]: r["nodes"] for r in recs}
         failed[mode] = len(decks) - len(recs)
     rows = [
@@ -153,7 +175,7 @@ def figure14(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
     job = replace(job, matchups=names)
     if job.games < 1:
         raise PasurInputError("figure14 plays games: give --games")
-    out.mkdir(parents=True, exist_ok=True)
+    out = _folder(out, "figure14")
     recs = _sweep(decks, job, out / "sweep", sweep_opts)
     rows = []
     for r in recs:
@@ -201,10 +223,10 @@ def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
 
     from pasur.study.sweep import DECKS_DIR
 
-    if job.iterations is None:
-        raise PasurInputError("figure15 needs a fixed --iterations (the curves of all decks line up)")
-    job = replace(job, target_exploitability=None, keep_table=False, games=0, matchups=())
-    out.mkdir(parents=True, exist_ok=True)
+    if job.cfr is None or job.cfr.iterations is None:
+        raise PasurInputError("figure15 needs a CFR method and a fixed --iterations (the curves of all decks line up)")
+    job = replace(job, cfr=replace(job.cfr, target_exploitability=None), keep_table=False, games=0, matchups=())
+    out = _folder(out, "figure15")
     recs = _sweep(decks, job, out / "sweep", sweep_opts)
     curves: dict[tuple[int, str], list[np.ndarray]] = {}
     iters: dict[int, np.ndarray] = {}
@@ -254,7 +276,7 @@ def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
     for k in sorted(iters):
         last = [r for r in rows if r["round"] == k and r["measure"] == "exploitability"][-1]
         final[f"round_{k}_final_exploitability_geomean"] = float(10 ** last["mean_log10"])
-    return _finish(out, {"experiment": "figure15", "decks": len(recs), "iterations": job.iterations, **final})
+    return _finish(out, {"experiment": "figure15", "decks": len(recs), "iterations": job.cfr.iterations, **final})
 
 
 # -- Figure 16 and Table 15 -------------------------------------------------------------------
@@ -269,7 +291,7 @@ def figure16(deck: NamedDeck, out: Path, job: DeckJob) -> dict:
 
     if not job.needs_table:
         raise PasurInputError("figure16 needs a CFR method")
-    out.mkdir(parents=True, exist_ok=True)
+    out = _folder(out, "figure16")
     rec = run_deck(deck, replace(job, games=0, matchups=(), fit=False, keep_table=True), out / "solve")
     table = pq.read_table(out / "solve" / "strategy.parquet")
     is_first = pc.and_(pc.equal(table["round"], 0), pc.equal(table["turn"], 0))
@@ -358,7 +380,7 @@ def table16(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -
     if job.games < 1:
         raise PasurInputError("table16 plays games: give --games")
     job = replace(job, matchups=(f"{agent}-vs-{agent}",), keep_table=False)
-    out.mkdir(parents=True, exist_ok=True)
+    out = _folder(out, "table16")
     recs = _sweep(decks, job, out / "sweep", sweep_opts)
     for r in recs:
         r["exact_win"] = 1.0 if r["exact_value"] > 0 else 0.0

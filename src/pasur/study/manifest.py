@@ -13,8 +13,6 @@ so a reader, or a driver killed at any moment, sees either the old manifest or t
 
 from __future__ import annotations
 
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pasur.common.errors import PasurInputError
+from pasur.common.outputs import atomic_path
 
 STATUSES = ("pending", "done", "failed")
 
@@ -124,11 +123,5 @@ class Manifest:
     def save(self) -> None:
         """Write the manifest atomically: a temporary sibling, then a rename."""
         table = pa.Table.from_pylist(list(self.rows.values()), schema=SCHEMA)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.tmp-", dir=self.path.parent)
-        os.close(fd)
-        try:
+        with atomic_path(self.path) as tmp:
             pq.write_table(table, tmp)
-            os.replace(tmp, self.path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)

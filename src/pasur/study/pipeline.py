@@ -6,9 +6,11 @@ one row of a sweep's manifest or of an experiment's table). It prints nothing an
 nothing of Ray: :mod:`pasur.study.sweep` runs it as a task, the tests run it directly.
 
 >>> from pasur.game.cards import NamedDeck, Deck
->>> job = DeckJob(method="exact")
->>> job.needs_table, job.check() is job
-(False, True)
+>>> job = DeckJob.exact()
+>>> job.method, job.needs_table, job.check() is job
+('exact', False, True)
+>>> DeckJob().method, DeckJob().cfr.target_exploitability
+('dcfr', 0.05)
 """
 
 from __future__ import annotations
@@ -18,9 +20,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from pasur.game.cards import CLUB_MASK, JACK_MASK, N_ROUNDS, NamedDeck, count
 from pasur.common.errors import PasurInputError
+from pasur.game.cards import CLUB_MASK, JACK_MASK, N_ROUNDS, NamedDeck, count
 from pasur.game.state import GameState
+from pasur.solve.cfr import CFRParams
+from pasur.solve.tree import MODES
+
+#: self-play games per matchup beyond any real use (each game holds a few hundred bytes)
+MAX_GAMES = 100_000_000
 
 #: the matchups a pipeline can play: (Alex's agent, Bob's agent); ``table`` is the solved
 #: strategy itself, ``model`` the XGBoost model fitted to it
@@ -36,26 +43,37 @@ MATCHUPS = {
 
 @dataclass(frozen=True)
 class DeckJob:
-    """What to do with every deck. ``method``: ``exact`` (backward induction only) or a CFR
-    method; ``fit``: fit an XGBoost model to the strategy table; ``games``: games per matchup."""
+    """What to do with every deck. ``cfr``: the CFR run whole (method, stopping rule, DCFR's
+    exponents, updates, sampling seed), or ``None`` for the exact solve alone; ``fit``: fit an
+    XGBoost model to the strategy table; ``games``: self-play games per matchup, whose agents
+    are seeded from ``cfr.seed`` (the one sampling seed)."""
 
-    method: str = "dcfr"
+    cfr: CFRParams | None = field(default_factory=lambda: CFRParams(iterations=None, target_exploitability=0.05))
     tree: str = "compact"
-    iterations: int | None = None
-    target_exploitability: float | None = 0.05
-    check_every: int = 10
     device: str = "cpu"
     fit: bool = False
     model_params: dict = field(default_factory=dict)
     games: int = 0
     matchups: tuple[str, ...] = ("table-vs-table",)
-    seed: int = 0
     keep_table: bool = True
+
+    @classmethod
+    def exact(cls, **kw) -> DeckJob:
+        """The exact solve alone (no strategy, nothing to play)."""
+        return cls(cfr=None, **kw)
+
+    @property
+    def method(self) -> str:
+        return "exact" if self.cfr is None else self.cfr.method
+
+    @property
+    def sample_seed(self) -> int:
+        return 0 if self.cfr is None else self.cfr.seed
 
     @property
     def needs_table(self) -> bool:
         """A CFR method: there is a strategy to play and, maybe, to write."""
-        return self.method != "exact"
+        return self.cfr is not None
 
     @property
     def writes_table(self) -> bool:
@@ -63,14 +81,10 @@ class DeckJob:
         return self.needs_table and (self.keep_table or self.fit)
 
     def check(self) -> DeckJob:
-        from pasur.cli.common import METHODS, TREES
-
-        if self.method not in METHODS or self.method == "reference":
-            raise PasurInputError(f"unknown method {self.method!r} (choose from exact, {', '.join(METHODS[2:])})")
-        if self.tree not in TREES:
-            raise PasurInputError(f"unknown tree mode {self.tree!r} (choose from {', '.join(TREES)})")
-        if self.games < 0:
-            raise PasurInputError(f"--games must be zero or positive, got {self.games}")
+        if self.tree not in MODES:
+            raise PasurInputError(f"unknown tree mode {self.tree!r} (choose from {', '.join(MODES)})")
+        if not 0 <= self.games <= MAX_GAMES:
+            raise PasurInputError(f"--games must be between 0 and {MAX_GAMES:,}, got {self.games}")
         for m in self.matchups:
             if m not in MATCHUPS:
                 raise PasurInputError(f"unknown matchup {m!r} (choose from {', '.join(MATCHUPS)})")
@@ -78,33 +92,27 @@ class DeckJob:
                 raise PasurInputError(f"matchup {m} needs a model: add --fit")
         if self.fit and not self.needs_table:
             raise PasurInputError("--fit needs a CFR method (the exact method leaves no strategy table)")
-        if self.needs_table:
-            self.cfr_params().check()
+        if self.games and not self.needs_table:
+            raise PasurInputError("--games needs a CFR method (the exact method leaves no strategy to play)")
+        if self.cfr is not None:
+            self.cfr.check()
         if self.fit:
             from pasur.learn.models import ModelParams
 
             ModelParams.from_dict(self.model_params)
         return self
 
-    def cfr_params(self):
-        from pasur.solve.cfr import CFRParams
-
-        return CFRParams(
-            method=self.method,
-            iterations=self.iterations,
-            target_exploitability=self.target_exploitability,
-            check_every=self.check_every,
-            seed=self.seed,
-        )
-
     def to_json(self) -> dict:
-        d = asdict(self)
+        d = {"method": self.method, **asdict(self)}
         d["matchups"] = list(self.matchups)
         return d
 
     @classmethod
     def from_json(cls, d: dict) -> DeckJob:
-        return cls(**{**d, "matchups": tuple(d.get("matchups", ()))})
+        d = dict(d)
+        d.pop("method", None)  # the CFR run's (or exact, without one)
+        cfr = d.pop("cfr", None)
+        return cls(cfr=None if cfr is None else CFRParams(**cfr), **{**d, "matchups": tuple(d.get("matchups", ()))})
 
 
 def dealt_counts(nd: NamedDeck) -> dict:
@@ -148,7 +156,7 @@ def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None
         from pasur.solve.cfr import solve_cfr
         from pasur.solve.tables import write_outputs
 
-        result = solve_cfr(tree, job.cfr_params(), dev)
+        result = solve_cfr(tree, job.cfr, dev)
         extra = {"exact_value": rec["exact_value"]}
         info = write_outputs(folder, result, nd.id, str(dev), extra, table=job.writes_table)
         strategy = result.strategy
@@ -190,7 +198,7 @@ def _play_matchups(nd: NamedDeck, job: DeckJob, tree, strategy, model, dev, fold
     for i, name in enumerate(job.matchups):
         agents = []
         for j, kind in enumerate(MATCHUPS[name]):
-            seed = job.seed * 1000 + 10 * i + j
+            seed = job.sample_seed * 1000 + 10 * i + j
             if kind == "table":
                 agents.append(BatchStrategy(strategy, seed))
             elif kind == "model":

@@ -5,15 +5,17 @@ behind (a driver killed before writing it)."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from pasur.common.errors import PasurInputError
+from pasur.common.outputs import atomic_path, check_output_file
 from pasur.study.manifest import SCHEMA
 from pasur.study.sweep import MANIFEST_FILE, RECORDS_FILE, read_records, records_table
 
-VALUE_COLUMNS = ("exact_value", "value", "exploitability", "fair_value", "known_value", "model_rmse")
+#: point values (Alex minus Bob), rates (shares of games) and model errors are reported apart
+VALUE_COLUMNS = ("exact_value", "value", "exploitability", "known_value")
+RATE_COLUMNS = ("fair_value", "fair_value_ties_to_alex")
+MODEL_COLUMNS = ("model_rmse",)
 SIZE_COLUMNS = ("nodes", "tree_bytes")
 TIME_COLUMNS = ("build_seconds", "exact_seconds", "cfr_seconds", "fit_seconds", "seconds")
 #: manifest columns that the records hold too (the records' values are the full ones)
@@ -84,15 +86,10 @@ def summary(out: Path) -> dict:
         {"status": s, "decks": n}
         for s, n in con.execute("SELECT status, count(*) FROM manifest GROUP BY status ORDER BY status").fetchall()
     ]
-    values = []
-    for c in VALUE_COLUMNS:
-        if c not in rec:
-            continue
-        row = con.execute(
-            f'SELECT count("{c}"), avg("{c}"), stddev_samp("{c}"), min("{c}"), median("{c}"), max("{c}") FROM records'
-        ).fetchone()
-        if row[0]:
-            values.append(dict(zip(("column", "n", "mean", "std", "min", "median", "max"), (c, *row), strict=True)))
+    matchups = sorted(c for c in rec if c.endswith(("_mean", "_win", "_tie", "_loss")) and c != "fair_value")
+    values = _stats(con, rec, [*VALUE_COLUMNS, *(c for c in matchups if c.endswith("_mean"))])
+    rates = _stats(con, rec, [*RATE_COLUMNS, *(c for c in matchups if not c.endswith("_mean"))])
+    models = _stats(con, rec, list(MODEL_COLUMNS))
     sizes = []
     for c in SIZE_COLUMNS:
         if c not in rec:
@@ -126,11 +123,27 @@ def summary(out: Path) -> dict:
         "out": str(out),
         "status": status,
         "values": values,
+        "rates": rates,
+        "models": models,
         "tree_sizes": sizes,
         "timings": timings,
         "span_seconds": span,
         "decks_per_hour": round(finished / span * 3600, 1) if span else None,
     }
+
+
+def _stats(con, present: set[str], columns: list[str]) -> list[dict]:
+    """Count, mean, sd, min, median and max of each column present."""
+    out = []
+    for c in columns:
+        if c not in present:
+            continue
+        row = con.execute(
+            f'SELECT count("{c}"), avg("{c}"), stddev_samp("{c}"), min("{c}"), median("{c}"), max("{c}") FROM records'
+        ).fetchone()
+        if row[0]:
+            out.append(dict(zip(("column", "n", "mean", "std", "min", "median", "max"), (c, *row), strict=True)))
+    return out
 
 
 def deck_rows(out: Path) -> list[dict]:
@@ -139,21 +152,13 @@ def deck_rows(out: Path) -> list[dict]:
     return _arrow(con.sql(deck_query(con))).to_pylist()
 
 
-def write_csv(out: Path, path: Path) -> int:
+def write_csv(out: Path, path: Path, *, overwrite: bool = False) -> int:
     """Write the per-deck table as CSV, atomically; returns the number of rows."""
     import pyarrow.csv as pcsv
 
+    check_output_file(path, overwrite=overwrite, option="--csv")
     con = connect(out)
     table = _arrow(con.sql(deck_query(con)))
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise PasurInputError(f"the folder {path.parent} for --csv does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         pcsv.write_csv(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return table.num_rows

@@ -22,7 +22,6 @@ import contextlib
 import json
 import logging
 import os
-import random
 import re
 import shutil
 import socket
@@ -34,9 +33,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pasur.common.outputs import atomic_dir, write_text_atomic
-from pasur.game.cards import NamedDeck, parse_deck, random_deck
 from pasur.common.errors import PasurInputError
+from pasur.common.outputs import atomic_path, prepare_resumable_dir, replace_dir, write_text_atomic
+from pasur.game.cards import NamedDeck, parse_deck
 from pasur.study.manifest import Manifest
 from pasur.study.pipeline import DeckJob
 
@@ -64,13 +63,6 @@ class SweepResult:
 
     records: list[dict]
     summary: dict = field(default_factory=dict)
-
-
-def seed_decks(n: int, seed: int) -> list[NamedDeck]:
-    """``n`` random decks from seeds ``seed .. seed+n-1``, named ``seed-{k}`` as ``--seed`` names them."""
-    if n < 1:
-        raise PasurInputError(f"--decks must be at least 1, got {n}")
-    return [NamedDeck(f"seed-{k}", random_deck(random.Random(k))) for k in range(seed, seed + n)]
 
 
 def check_decks(decks: list[NamedDeck]) -> None:
@@ -117,8 +109,21 @@ def _deck_entry(nd: NamedDeck) -> dict:
     return e
 
 
+def _flat(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and v:
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[prefix + k] = v
+    return out
+
+
 def _job_differences(old: dict, new: dict) -> list[str]:
+    old, new = _flat(old), _flat(new)
     keys = sorted(set(old) | set(new))
+    if old.get("method") != new.get("method"):  # the CFR settings of another method say nothing more
+        keys = [k for k in keys if not k.startswith("cfr.")]
     return [f"{k}: {old.get(k)!r} there, {new.get(k)!r} now" for k in keys if old.get(k) != new.get(k)]
 
 
@@ -176,8 +181,6 @@ def prepare(out: Path, decks: list[NamedDeck], job: DeckJob) -> Manifest:
                 raise PasurInputError(f"deck {nd.id} in {out} is another deck than the one given now; rename it")
         entries = list(old_decks) + [_deck_entry(nd) for nd in decks if nd.id not in known]
     else:
-        if out.exists() and any(p.name != ".lock" for p in out.iterdir()):
-            raise PasurInputError(f"{out} is not empty and holds no {SWEEP_FILE}: not a sweep folder")
         entries = [_deck_entry(nd) for nd in decks]
     _clean_leftovers(out)
     (out / DECKS_DIR).mkdir(exist_ok=True)
@@ -240,14 +243,8 @@ def write_records(out: Path) -> None:
     if not records:
         path.unlink(missing_ok=True)
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{RECORDS_FILE}.tmp-", dir=out)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         pq.write_table(records_table(records), tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 # ---------------------------------------------------------------- one deck (in a worker)
@@ -285,7 +282,7 @@ def _error_message(e: BaseException) -> str:
 
 def _store(out: Path, deck_id: str, files: dict[str, bytes]) -> None:
     """Write a deck's folder: a temporary sibling renamed when every file is written."""
-    with atomic_dir(out / DECKS_DIR / deck_id, overwrite=True) as tmp:
+    with replace_dir(out / DECKS_DIR / deck_id) as tmp:
         for name, data in files.items():
             p = tmp / name
             p.parent.mkdir(parents=True, exist_ok=True)
@@ -308,7 +305,7 @@ class _Progress:
             TimeRemainingColumn,
         )
 
-        from pasur.cli.common import err
+        from pasur.common.console import err
 
         self.progress = Progress(
             TextColumn("sweep"),
@@ -486,12 +483,7 @@ def sweep(
     if memory_limit is not None and memory_limit <= 0:
         raise PasurInputError(f"the memory limit must be positive, got {memory_limit}")
     gpus = _gpus(job, gpus_per_task)
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise PasurInputError(f"--out {out} exists and is not a folder")
-    if not out.parent.is_dir():
-        raise PasurInputError(f"the folder {out.parent} for --out does not exist")
-    out.mkdir(exist_ok=True)
+    out = prepare_resumable_dir(out, marker=SWEEP_FILE)
     t0 = time.perf_counter()
     with _lock(out):
         manifest = prepare(out, decks, job)

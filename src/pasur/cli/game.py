@@ -1,0 +1,90 @@
+"""``pasur deal``, ``show`` and ``play``: decks, deals and single games between agents."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from pasur.cli import app
+from pasur.cli.common import DECK, AsciiOpt, DeckChoice, JsonOpt, SampleSeedOpt, command, err, note
+from pasur.game.cards import JACK_MASK, clubs_in, format_cards, seed_decks
+from pasur.game.state import GameState
+from pasur.play.agents import AGENT_NAMES, ExactAgent, GameAborted, make_agent, play_game
+
+
+@command(app)
+def deal(
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="The deck seed (default: a random one).")] = None,
+    decks: Annotated[int, typer.Option("--decks", min=1, max=10_000_000, help="How many decks: seeds S, S+1, ...")] = 1,
+    unicode: Annotated[bool, typer.Option("--unicode", help="Cards as '10♦' instead of 'TD'.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a seeded (or random) valid deck as one line of 52 cards; a deck file with --decks N."""
+    import secrets
+
+    if seed is None:
+        seed = secrets.randbelow(2**31)
+        note(f"seed {seed}")
+    dealt = seed_decks(decks, seed)
+    if as_json:
+        typer.echo(json.dumps([{"id": nd.id, "deck": str(nd.deck)} for nd in dealt], indent=1))
+    else:
+        for nd in dealt:
+            typer.echo(nd.deck.format(unicode=unicode))
+
+
+@command(app)
+def show(deck: DeckChoice = DECK, ascii_cards: AsciiOpt = False) -> None:
+    """Render a deck's deal: the initial pool and both hands of every round."""
+    nd = deck.one("show")
+    d, u = nd.deck, not ascii_cards
+    typer.echo(f"deck {nd.id}: {d}")
+    typer.echo(f"pool     {format_cards(d.pool, unicode=u)}")
+    for r in range(6):
+        alex_hand, bob_hand = format_cards(d.hand(0, r), unicode=u), format_cards(d.hand(1, r), unicode=u)
+        typer.echo(f"round {r}  Alex: {alex_hand:<16} Bob: {bob_hand}")
+    for p, name in enumerate(("Alex", "Bob")):
+        dealt = sum(d.hand_mask(p, r) for r in range(6))
+        typer.echo(f"{name} is dealt {clubs_in(dealt)} clubs and {(dealt & JACK_MASK).bit_count()} Jacks")
+
+
+@command(app)
+def play(
+    alex: Annotated[str, typer.Option("--alex", help=f"Alex's agent: {', '.join(AGENT_NAMES)}.")] = "greedy",
+    bob: Annotated[str, typer.Option("--bob", help=f"Bob's agent: {', '.join(AGENT_NAMES)}.")] = "random",
+    deck: DeckChoice = DECK,
+    sample_seed: SampleSeedOpt = 0,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the log as a Markdown table.")] = False,
+    as_json: JsonOpt = False,
+    ascii_cards: AsciiOpt = False,
+) -> None:
+    """Play one game between two agents (`human` plays at the terminal) and print the log, the
+    Surs and the clubs bonus, and the score."""
+    a = make_agent(alex, seed=sample_seed)
+    b = make_agent(bob, seed=sample_seed + 1)
+    nd = deck.one("play")
+    for agent in (a, b):
+        if isinstance(agent, ExactAgent):  # solve up front, with a spinner, not silently mid-game
+            with err.status(f"solving deck {nd.id} for the exact agent"):
+                agent.solver(nd.deck).value(GameState.initial(nd.deck))
+    show_moves = None
+    if "human" in (alex, bob):
+        names = {0: f"Alex ({alex})", 1: f"Bob ({bob})"}
+
+        def show_moves(state: GameState, action) -> None:
+            typer.echo(f"  -> {names[state.player]}: {action.describe(unicode=not ascii_cards)}")
+
+    try:
+        log = play_game(nd.deck, a, b, on_move=show_moves)
+    except GameAborted as e:
+        note(f"game aborted: {e}")
+        raise typer.Exit(1) from None
+    if as_json:
+        typer.echo(log.to_json())
+    elif markdown:
+        typer.echo(log.to_markdown(unicode=not ascii_cards))
+    else:
+        typer.echo(f"deck {nd.id}: {nd.deck}\nAlex: {alex}, Bob: {bob}\n")
+        typer.echo(log.to_text(unicode=not ascii_cards))

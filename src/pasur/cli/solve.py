@@ -1,0 +1,246 @@
+"""``pasur solve`` and ``pasur tree-stats``: the open-hand game of a deck, exactly or by CFR."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress
+
+from pasur.cli import app
+from pasur.cli.common import (
+    CFR,
+    CFR_METHODS,
+    DECK,
+    DECKS,
+    AsciiOpt,
+    CfrChoice,
+    DeckChoice,
+    DeviceOpt,
+    JsonOpt,
+    MemOpt,
+    OverwriteOpt,
+    QuietOpt,
+    TreeOpt,
+    command,
+    progress_display,
+    refuse_unless,
+    tree_options,
+)
+from pasur.common.errors import PasurInputError
+from pasur.game.gamelog import GameLog
+
+METHODS = ("exact", "reference", *CFR_METHODS)
+
+
+def _spinner(progress: Progress | None, what: str, detail):
+    """A progress line for a step of unknown length: ``(task, callback)``; the callback's
+    arguments go through ``detail`` into the line. ``(None, None)`` when progress is off."""
+    if progress is None:
+        return None, None
+    task = progress.add_task(what, total=None)
+
+    def callback(*args) -> None:
+        progress.update(task, description=f"{what}: {detail(*args)}")
+
+    return task, callback
+
+
+def _on_layer(progress: Progress | None, what: str):
+    """A progress line while a tree grows (and the task to remove when it is built)."""
+    return _spinner(progress, f"building {what}", lambda r, t, n: f"round {r} turn {t}, {n:,} nodes")
+
+
+@command(app)
+def solve(
+    deck: DeckChoice = DECKS,
+    cfr: CfrChoice = CFR,
+    tree: TreeOpt = None,
+    device: DeviceOpt = None,
+    memory_limit: MemOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="CFR: folder for strategy.parquet, summary.json, traces.parquet, convergence.png."),
+    ] = None,
+    overwrite: OverwriteOpt = False,
+    as_json: JsonOpt = False,
+    ascii_cards: AsciiOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Solve the open-hand game of a deck: exactly (its value, Alex minus Bob, and an optimal
+    game), or with a CFR variant (an approximate equilibrium, its value and exploitability)."""
+    method = cfr.method_or("exact")
+    if method not in METHODS:
+        raise PasurInputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
+    refuse_unless(method != "reference", ["tree", "device", "memory_limit"], "to the tensor methods, not to reference")
+    refuse_unless(method in CFR_METHODS, ["out", "overwrite"], "to the CFR methods (an exact solve writes no files)")
+    tree, dev, limit = tree_options(tree, device, memory_limit)
+    if method in CFR_METHODS:
+        params = cfr.params(method)
+        refuse_unless(method == "es-mccfr", ["sample_seed"], "to --method es-mccfr (the other methods sample nothing)")
+        nd = deck.one("a CFR solve")
+        _solve_cfr(nd, tree, dev, limit, params, out, overwrite, quiet, as_json)
+        return
+    cfr.refuse_for(method)
+    decks = deck.decks()
+    results = []
+    with progress_display(quiet) as progress:
+        overall = progress.add_task("decks", total=len(decks)) if len(decks) > 1 else None
+        for nd in decks:
+            if method == "exact":
+                from pasur.solve.runs import solve_exact_run
+
+                task, on_layer = _on_layer(None if quiet else progress, f"the {tree} tree of {nd.id}")
+                results.append(solve_exact_run(nd, tree, dev, limit, on_layer))
+            else:
+                from pasur.solve.runs import solve_reference
+
+                shown = None if quiet else progress
+                task, on_states = _spinner(shown, f"solving {nd.id}", lambda n: f"{n:,} states")
+                results.append(solve_reference(nd, on_states))
+            if task is not None:
+                progress.remove_task(task)
+            if overall is not None:
+                progress.advance(overall)
+    _print_exact(results, as_json, ascii_cards)
+
+
+def _print_exact(results: list[dict], as_json: bool, ascii_cards: bool) -> None:
+    if as_json:
+        rows = []
+        for r in results:
+            log: GameLog = r.pop("log")
+            rows.append({**r, "optimal_line": json.loads(log.to_json())["actions"], "points": list(log.final.points)})
+        typer.echo(json.dumps(rows[0] if len(rows) == 1 else rows, indent=1, ensure_ascii=False))
+    else:
+        for r in results:
+            known = "" if r["known_value"] is None else f" (known: {r['known_value']:+g})"
+            typer.echo(f"deck {r['id']}: {r['deck']}")
+            if r["method"] == "reference":
+                how = f"reference: {r['states']:,} states in {r['seconds']:.2f} s"
+            else:
+                how = (
+                    f"exact on the {r['tree']} tree ({r['device']}): {r['nodes']:,} nodes, "
+                    f"{r['tree_bytes'] / 2**20:.1f} MiB, built in {r['build_seconds']:.2f} s, "
+                    f"solved in {r['solve_seconds']:.2f} s"
+                )
+            typer.echo(f"exact value (Alex - Bob): {r['value']:+d}{known}   [{how}]\n")
+            if len(results) == 1:
+                typer.echo("An optimal game (ties broken by the first action in card order):")
+                typer.echo(r["log"].to_text(unicode=not ascii_cards))
+    mismatched = [r["id"] for r in results if r["known_value"] is not None and r["known_value"] != r["value"]]
+    if mismatched:
+        from pasur.cli.common import fail
+
+        raise fail(f"value differs from the known value for: {', '.join(mismatched)}", 1)
+
+
+def _solve_cfr(nd, tree: str, dev, limit, params, out: Path | None, overwrite: bool, quiet: bool, as_json: bool):
+    from pasur.solve.runs import run_cfr
+
+    cap = params.iterations if params.iterations is not None else params.max_iterations
+    with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
+        shown = None if quiet else progress
+        task, on_layer = _on_layer(shown, f"the {tree} tree of {nd.id}")
+        tasks: dict[int, int] = {}
+
+        def on_iteration(r: int, it: int, expl: float | None) -> None:
+            if task is not None and task in progress.task_ids:
+                progress.remove_task(task)
+            if r not in tasks:
+                tasks[r] = progress.add_task(f"round {r}", total=cap)
+            desc = f"round {r}" + ("" if expl is None else f": exploitability {expl:.2e}")
+            progress.update(tasks[r], completed=it, **({"description": desc} if expl is not None else {}))
+
+        result, info = run_cfr(
+            nd,
+            tree,
+            dev,
+            params,
+            memory_limit=limit,
+            out=out,
+            overwrite=overwrite,
+            on_layer=on_layer,
+            on_iteration=on_iteration,
+        )
+    if as_json:
+        typer.echo(json.dumps(info, indent=1))
+        return
+    typer.echo(f"deck {nd.id}: {nd.deck}")
+    typer.echo(
+        f"{params.method} on the {tree} tree ({dev}), {params.updates} updates, "
+        f"{result.seconds:.2f} s; between rounds: {result.value_passed}"
+    )
+    typer.echo(
+        f"value of the average strategy: {info['value']:+.4f}   exact value: {info['exact_value']:+g}   "
+        f"exploitability: {info['exploitability']:.4g} points"
+    )
+    typer.echo("round  iterations  exploitability (worst root)  mean over roots    nodes   seconds")
+    for row in info["rounds"]:
+        typer.echo(
+            f"{row['round']:>5}  {row['iterations']:>10}  {row['exploitability']:>27.3e}  "
+            f"{row['mean_exploitability']:>15.3e}  {row['nodes']:>7,}  {row['seconds']:>8.2f}"
+        )
+    if out is not None:
+        typer.echo(
+            f"wrote {out}/strategy.parquet ({info['strategy_rows']:,} rows), summary.json, traces.parquet, "
+            "convergence.png"
+        )
+
+
+@command(app, "tree-stats")
+def tree_stats(
+    deck: DeckChoice = DECK,
+    tree: Annotated[str, typer.Option("--tree", help="compact, paper, or both.")] = "both",
+    device: DeviceOpt = None,
+    memory_limit: MemOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Build a deck's tree and report nodes per round and turn, bytes held and build time."""
+    from pasur.solve.runs import build
+
+    modes = ["compact", "paper"] if tree == "both" else [tree]
+    for m in modes:
+        _, dev, limit = tree_options(m, device, memory_limit)
+    nd = deck.one("tree-stats")
+    reports = []
+    with progress_display(quiet) as progress:
+        for m in modes:
+            task, on_layer = _on_layer(None if quiet else progress, f"the {m} tree of {nd.id}")
+            built = build(nd, m, dev, limit, on_layer)
+            if task is not None:
+                progress.remove_task(task)
+            reports.append(
+                {
+                    "id": nd.id,
+                    "tree": m,
+                    "device": str(dev),
+                    "nodes": built.n_nodes,
+                    "bytes": built.nbytes(),
+                    "build_seconds": round(built.seconds, 4),
+                    "layers": built.node_counts(),
+                }
+            )
+    if as_json:
+        typer.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=1))
+        return
+    typer.echo(f"deck {nd.id}: {nd.deck}")
+    header = "round " + " ".join(f"{'turn ' + str(t):>11}" for t in range(9)) + "        total"
+    for rep in reports:
+        typer.echo(
+            f"\n{rep['tree']} tree on {rep['device']}: {rep['nodes']:,} nodes, "
+            f"{rep['bytes'] / 2**20:.1f} MiB, built in {rep['build_seconds']:.2f} s"
+        )
+        typer.echo(header)
+        by_round: dict[int, dict[int, int]] = {}
+        for row in rep["layers"]:
+            by_round.setdefault(row["round"], {})[row["turn"]] = row["nodes"]
+        for r, turns in by_round.items():
+            cells = " ".join(f"{turns[t]:>11,}" if t in turns else f"{'':>11}" for t in range(9))
+            typer.echo(f"{r:<5} {cells} {sum(turns.values()):>12,}")
+    if len(reports) == 2:
+        a, b = reports
+        typer.echo(f"\n{a['tree']} / {b['tree']}: {a['nodes'] / b['nodes']:.3f} of the nodes")
