@@ -29,22 +29,20 @@ def naive_value(state: GameState) -> int:
     return max(vals) if state.player == ALEX else min(vals)
 
 
-def tally_points(deck: Deck, actions: list[dict]) -> list[int]:
-    """Both players' points, tallied from a game's actions (``{"card": "7C", "captured": [...]}``
-    as game logs write them) straight from the spec's scoring rules, without the engine: piles,
-    Surs (a capture by a non-Jack that empties the pool, rounds 0..4), the final sweep to the
-    last capturer, clubs bonus 7, Aces and Jacks 1, 2♣ 2, 10♦ 3. An independent check of
+def tally_points(deck: Deck, moves) -> list[int]:
+    """Both players' points, tallied from a game's moves (``(card, captured mask)`` pairs, or
+    ``Action``s) straight from the spec's scoring rules, without the engine: piles, Surs (a
+    capture by a non-Jack that empties the pool, rounds 0..4), the final sweep to the last
+    capturer, clubs bonus 7, Aces and Jacks 1, 2♣ 2, 10♦ 3. An independent check of
     ``GameState.points`` and ``utility``."""
-    from pasur.game.cards import parse_card
-
     pool = set(deck.pool)
     piles: list[set[int]] = [set(), set()]
     surs = [0, 0]
     last = None
-    for i, a in enumerate(actions):
+    for i, move in enumerate(moves):
         player, rnd = i % 2, i // 8
-        card = parse_card(a["card"])
-        taken = {parse_card(c) for c in a["captured"]}
+        card, captured = (move.card, move.captured) if hasattr(move, "card") else move
+        taken = {c for c in range(52) if captured >> c & 1}
         assert taken <= pool
         if taken:
             pool -= taken
@@ -63,3 +61,58 @@ def tally_points(deck: Deck, actions: list[dict]) -> list[int]:
         pts += 7 if sum(1 for c in piles[p] if c % 4 == 0) >= 7 else 0
         points.append(pts + 5 * surs[p])
     return points
+
+
+def random_strategy(tree, seed: int) -> dict:
+    """A non-uniform strategy on ``tree``: random positive weights per edge, normalized per node."""
+    import torch
+
+    from pasur.game.state import TURNS_PER_ROUND
+
+    gen = torch.Generator().manual_seed(seed)
+    out = {}
+    for rt in tree.rounds:
+        for t in range(rt.start_turn, TURNS_PER_ROUND):
+            parent = rt.edges(t)[0]
+            w = torch.rand(parent.shape[0], generator=gen, dtype=torch.float64) ** 3 + 1e-3
+            total = torch.zeros(rt.n_nodes(t), dtype=torch.float64).index_add_(0, parent, w)
+            out[(rt.round, t)] = (w / total[parent]).float()
+    return out
+
+
+def scalar_profile_value(tree, strategy: dict, start: GameState, responder: int | None = None) -> float:
+    """The future value (Alex minus Bob, from ``start``) of ``strategy`` played on ``tree``, with
+    ``responder`` (if any) best-responding: a plain recursion over the scalar engine's histories,
+    following each history's node in the tensor tree only to read the strategy's probabilities
+    (and checking that the tree's actions there are the engine's legal actions, in order).
+    Independent of the tensor solvers' backward passes: the oracle for values and best responses."""
+    from pasur.game.state import TURNS_PER_ROUND
+
+    def edges_of(rt, t, node):
+        parent, child, gt_edge = rt.edges(t)
+        sel = (parent == node).nonzero().flatten()
+        layer = rt.gt[t]
+        acts = [(int(layer.card[gt_edge[e]]), int(layer.captured[gt_edge[e]])) for e in sel.tolist()]
+        return sel.tolist(), [int(child[e]) for e in sel.tolist()], acts
+
+    def walk(s: GameState, node: int) -> float:
+        if s.is_terminal:
+            return float(s.utility())
+        rt, t = tree.round(s.round), s.turn
+        idx, kids, acts = edges_of(rt, t, node)
+        legal = s.legal_actions()
+        assert acts == [(a.card, a.captured) for a in legal], (s.stage, acts)
+        vals = []
+        for c, a in zip(kids, legal, strict=True):
+            nxt = s.apply(a)
+            if t + 1 == TURNS_PER_ROUND and s.round < 5:
+                c = int(rt.link[c])  # the next round's root
+            vals.append(walk(nxt, c))
+        if responder is not None and s.player == responder:
+            return max(vals) if responder == ALEX else min(vals)
+        p = strategy[(s.round, t)][idx].double().tolist()
+        return sum(pi * v for pi, v in zip(p, vals, strict=True))
+
+    from pasur.solve.reference import banked_diff
+
+    return walk(start, 0) - banked_diff(start)

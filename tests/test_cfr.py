@@ -8,12 +8,12 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from helpers import position
+from helpers import position, random_strategy, scalar_profile_value
 from pasur.cli import app
 from pasur.common.errors import PasurInputError
 from pasur.game.state import GameState
 from pasur.solve.cfr import CFRParams, solve_cfr
-from pasur.solve.exact import exploitability, solve_exact, strategy_value
+from pasur.solve.exact import solve_exact
 from pasur.solve.tables import read_strategy_table, write_strategy_table
 from pasur.solve.tree import build_tree
 
@@ -141,10 +141,30 @@ def test_first_iteration_regrets_and_average_from_scratch(mode):
 def test_value_passed_back_is_the_average_strategys_value():
     """Each round passes the exact value of its average strategy, so the root value is the value of
     the whole average strategy (the paper's code passes the iterates' mean instead)."""
-    tree = build_tree(position(6, 4, 4), "paper")
+    s = position(6, 4, 4)
+    tree = build_tree(s, "paper")
     res = solve_cfr(tree, CFRParams(method="cfr", iterations=30))
-    assert res.root_value == pytest.approx(strategy_value(tree, res.strategy), abs=1e-4)
-    assert res.exploitability == pytest.approx(exploitability(tree, res.strategy), abs=1e-6)
+    assert res.root_value == pytest.approx(scalar_profile_value(tree, res.strategy, s), abs=1e-4)
+    oracle = scalar_profile_value(tree, res.strategy, s, 0) - scalar_profile_value(tree, res.strategy, s, 1)
+    assert res.exploitability == pytest.approx(oracle, abs=1e-4) and oracle > 0
+
+
+@pytest.mark.parametrize("mode", ["compact", "paper"])
+@pytest.mark.parametrize(("seed", "turn"), [(0, 0), (1, 2), (3, 0)])
+def test_per_round_best_response_matches_the_scalar_oracle(mode, seed, turn):
+    """CFR's own best response (one round, the final one here, so it is the whole game's)
+    against a random non-uniform strategy, checked against the scalar recursion."""
+    from pasur.solve.cfr import RoundCFR
+
+    s = position(seed, 5, turn)
+    tree = build_tree(s, mode)
+    sigma = random_strategy(tree, seed)
+    rt = tree.round(5)
+    solver = RoundCFR(rt, rt.terminal_value, CFRParams(method="cfr"), tree.device)
+    layers = [sigma[(5, t)] for t in range(rt.start_turn, 8)]
+    for who in (0, 1):
+        got = float(solver.best_response(layers, who)[0])
+        assert got == pytest.approx(scalar_profile_value(tree, sigma, s, who), abs=1e-4)
 
 
 def test_dcfr_on_the_reference_decks(reference_decks):
@@ -184,6 +204,22 @@ def test_strategy_table_refuses_another_tree_or_a_broken_file(tmp_path):
         read_strategy_table(path, build_tree(position(5, 5, 0), "paper"))
     with pytest.raises(PasurInputError, match="another deck"):
         read_strategy_table(path, build_tree(position(6, 5, 0), "compact"))
+    # a tree of the same deck, mode, start and size whose edges are wired otherwise: two edges of
+    # one layer exchange their children (a table from another build, or another version)
+    import copy
+
+    other = copy.deepcopy(tree)
+    g = other.round(5).gt[2]
+    a, b = 0, int((g.parent != g.parent[0]).nonzero()[0])
+    g.child[[a, b]] = g.child[[b, a]]
+    with pytest.raises(PasurInputError, match="another tree .*checksum"):
+        read_strategy_table(path, other)
+    # a table whose metadata claims another number of edges (rows of another tree)
+    table = pq.read_table(path)
+    meta = {**table.schema.metadata, b"pasur.edges": b"12345"}
+    pq.write_table(table.replace_schema_metadata(meta), tmp_path / "edited.parquet")
+    with pytest.raises(PasurInputError, match="a tree of 12345 edges"):
+        read_strategy_table(tmp_path / "edited.parquet", tree)
     broken = tmp_path / "broken.parquet"
     broken.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
     with pytest.raises(PasurInputError, match="not a readable Parquet"):

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from helpers import tally_points
 from pasur.cli import app
-from pasur.game.cards import Deck, format_cards
+from pasur.game.cards import Deck, format_cards, mask_of, parse_card
 
 runner = CliRunner()
 
@@ -70,7 +70,8 @@ def test_play_prints_log_and_score():
     j = json.loads(run("play", "--seed", "8", "--sample-seed", "1", "--json").stdout)
     assert len(j["actions"]) == 48
     # the score, recomputed from the actions alone by an independent tally of the rules
-    assert j["points"] == tally_points(Deck.from_seed(8), j["actions"])
+    moves = [(parse_card(a["card"]), mask_of(parse_card(c) for c in a["captured"])) for a in j["actions"]]
+    assert j["points"] == tally_points(Deck.from_seed(8), moves)
 
 
 def test_play_human_from_stdin():

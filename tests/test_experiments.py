@@ -15,9 +15,19 @@ from pasur.cli import app
 from pasur.common.errors import PasurInputError
 from pasur.game.cards import NamedDeck, random_deck
 from pasur.game.state import GameState
+from pasur.play.selfplay import BatchStrategy, play_batch
 from pasur.solve.cfr import CFRParams
+from pasur.solve.tables import read_strategy_table
 from pasur.study import experiments as ex
 from pasur.study.pipeline import DeckJob, dealt_counts, run_deck
+from test_selfplay import replay_utility
+
+
+def compact_tree(nd: NamedDeck):
+    from pasur.solve.tree import build_tree
+
+    return build_tree(GameState.initial(nd.deck), "compact")
+
 
 INLINE = {"engine": "inline", "progress": False}
 SMALL_SEEDS = (36, 24, 20)  # the smallest compact trees among seeds 0..39 (86-89 k nodes)
@@ -55,7 +65,13 @@ def test_pipeline_record_and_files(tmp_path):
         p.name for p in (tmp_path / "d").iterdir()
     }
     assert json.loads((tmp_path / "d" / "record.json").read_text()) == rec
-    assert rec["fair_value"] == rec["table_vs_table_win"] and rec["fair_value_from"] == "table-vs-table"
+    # the fair value is Alex's win rate in the table-vs-table games: replay those games (same
+    # strategy file, same seeds) and count the wins through the scalar engine
+    strategy = read_strategy_table(tmp_path / "d" / "strategy.parquet", tree := compact_tree(nd))
+    seed = job.sample_seed * 1000
+    batch = play_batch(nd.deck, BatchStrategy(strategy, seed), BatchStrategy(strategy, seed + 1), 300, tree=tree)
+    wins = sum(replay_utility(nd.deck, batch, i) > 0 for i in range(300))
+    assert rec["fair_value_from"] == "table-vs-table" and rec["fair_value"] == wins / 300
     # a table that is neither kept nor fitted is not written (nor its features built)
     lean = run_deck(nd, DeckJob(keep_table=False), tmp_path / "e", None)
     assert not (tmp_path / "e" / "strategy.parquet").exists() and lean["strategy_rows"] is None

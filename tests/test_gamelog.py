@@ -103,3 +103,32 @@ def test_golden_playthroughs():
         log = GameLog.from_json(json.dumps(g))
         assert list(log.final.points) == g["points"], g["deck"]
         assert log.final.utility() == g["utility"]
+
+
+def test_play_announces_surs_the_clubs_bonus_and_the_sweep():
+    """The text log ends with the legend and, in words, every Sur, the clubs bonus and the final
+    sweep: as many Sur lines as the final state counts Surs, the bonus to the player whose pile
+    holds 7 or more clubs."""
+    from typer.testing import CliRunner
+
+    from pasur.cli import app
+    from pasur.game.cards import clubs_in
+
+    surs = 0
+    for seed in range(6):
+        r = CliRunner().invoke(app, ["play", "--seed", str(seed), "--alex", "greedy", "--bob", "greedy", "--ascii"])
+        assert r.exit_code == 0, r.output
+        log = GameLog.from_json(
+            CliRunner()
+            .invoke(app, ["play", "--seed", str(seed), "--alex", "greedy", "--bob", "greedy", "--json"])
+            .stdout
+        )
+        final = log.final
+        assert "Lay: the card played" in r.stdout
+        for who, name in enumerate(("Alex", "Bob")):
+            assert r.stdout.count(f"Sur by {name} at ") == final.surs[who]
+            if clubs_in(final.piles[who]) >= 7:
+                assert f"Clubs bonus to {name}: {clubs_in(final.piles[who])} of the 13 clubs" in r.stdout
+        assert ("Final sweep:" in r.stdout) == (log.rows()[-1].stage == "sweep")
+        surs += sum(final.surs)
+    assert surs >= 3  # these games do have Surs to announce

@@ -11,6 +11,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import tally_points
 from pasur.game.cards import Deck, cards_of, mask_of, value
 from pasur.game.rules import Action
 from pasur.game.state import ALEX, BOB, GameState
@@ -120,6 +121,7 @@ def test_random_games_keep_every_invariant(deck_seed: int, play_seed: int) -> No
     s = GameState.initial(deck)
     prev_points = (0, 0)
     steps = 0
+    moves = []
     while not s.is_terminal:
         s.check()  # all 52 cards accounted for, hand sizes match the turn
         hand = s.hands[s.player]
@@ -128,6 +130,7 @@ def test_random_games_keep_every_invariant(deck_seed: int, play_seed: int) -> No
         assert acts
         assert_actions_follow_the_rules(hand, s.pool, acts)
         a = rng.choice(acts)
+        moves.append(a)
         t = s.apply(a)
         assert_transition(s, a, t)
         # Points so far never decrease: card points, Surs and a clinched clubs bonus only accumulate.
@@ -138,7 +141,8 @@ def test_random_games_keep_every_invariant(deck_seed: int, play_seed: int) -> No
     s.check()
     assert steps == 48
     assert s.legal_actions() == []
-    assert s.utility() == s.points[0] - s.points[1]
+    tally = tally_points(deck, moves)  # an independent scorer, from the moves alone
+    assert list(s.points) == tally and s.utility() == tally[0] - tally[1]
     if s.last_capturer is not None:
         assert s.pool == 0
         assert s.piles[0] | s.piles[1] == (1 << 52) - 1
@@ -149,17 +153,20 @@ def test_random_games_keep_every_invariant(deck_seed: int, play_seed: int) -> No
 @given(deck_seed=SEEDS, data=st.data())
 def test_random_play_drawn_by_hypothesis(deck_seed: int, data: st.DataObject) -> None:
     s = GameState.initial(Deck.from_seed(deck_seed))
+    moves = []
     while not s.is_terminal:
         acts = s.legal_actions()
         assert acts and s.hands[s.player]
         i = data.draw(st.integers(min_value=0, max_value=len(acts) - 1))
         a = acts[i]
         assert a.captured & ~s.pool == 0
+        moves.append(a)
         t = s.apply(a)
         t.check()
         assert_transition(s, a, t)
         s = t
-    assert s.utility() == s.score_diff
+    tally = tally_points(Deck.from_seed(deck_seed), moves)
+    assert s.utility() == s.score_diff == tally[0] - tally[1]
     if s.last_capturer is not None:
         assert sum(s.points) == 20 + 5 * sum(s.surs)
 

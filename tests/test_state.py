@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from helpers import tally_points
 from pasur.game.cards import ALL_CARDS, Deck, cards_of, format_cards, mask_of, parse_card, parse_cards
 from pasur.game.rules import Action
 from pasur.game.state import ALEX, BOB, GameState, IllegalActionError
@@ -321,7 +322,7 @@ def test_card_points_and_surs_in_points() -> None:
     assert s.card_points == (3 + 2 + 1 + 1, 13 - 7)
     assert s.points == (7 + 10, 6 + 5 + 7)  # Bob holds 12 clubs
     assert sum(s.points) == 20 + 5 * 3
-    assert s.utility() == s.points[0] - s.points[1] == s.score_diff
+    assert s.utility() == s.score_diff == (7 + 10) - (6 + 5 + 7)
 
 
 def test_clubs_bonus_counts_as_soon_as_clinched() -> None:
@@ -337,12 +338,15 @@ def test_points_sum_to_20_plus_5_per_sur_after_random_games() -> None:
         d = Deck.from_seed(seed)
         rng = random.Random(seed)
         s = GameState.initial(d)
+        moves = []
         while not s.is_terminal:
-            s = s.apply(rng.choice(s.legal_actions()))
+            moves.append(rng.choice(s.legal_actions()))
+            s = s.apply(moves[-1])
         assert s.last_capturer is not None
         assert s.pool == 0
         assert sum(s.points) == 20 + 5 * sum(s.surs)
-        assert s.utility() == s.points[0] - s.points[1]
+        tally = tally_points(d, moves)  # an independent scorer, from the moves alone
+        assert list(s.points) == tally and s.utility() == tally[0] - tally[1]
 
 
 @pytest.mark.parametrize("moves", [0, 1, 8, 47])

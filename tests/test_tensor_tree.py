@@ -11,7 +11,7 @@ import random
 import pytest
 import torch
 
-from helpers import position
+from helpers import position, random_strategy, scalar_profile_value
 from pasur.common.memory import TreeTooLargeError
 from pasur.game.cards import JACK, Deck, mask_of, parse_card
 from pasur.game.rules import legal_actions
@@ -211,7 +211,25 @@ def test_expectations_and_best_responses_match_scalar(mode, seed, rnd, turn):
     br_b = best_response(tree, uni, 1).root_value
     assert br_a == pytest.approx(scalar_expectation(s, 0), abs=1e-4)
     assert br_b == pytest.approx(scalar_expectation(s, 1), abs=1e-4)
-    assert exploitability(tree, uni) == pytest.approx(br_a - br_b, abs=1e-4) and br_a - br_b > 0
+    oracle = scalar_expectation(s, 0) - scalar_expectation(s, 1)
+    assert exploitability(tree, uni) == pytest.approx(oracle, abs=1e-4) and oracle > 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("seed", "rnd", "turn"), [(0, 5, 0), (5, 4, 4), (6, 4, 4), (1, 5, 2)])
+def test_best_responses_to_a_random_strategy_match_the_scalar_oracle(mode, seed, rnd, turn):
+    """A non-uniform strategy, where a wrong edge-to-probability wiring cannot hide behind
+    symmetry: its value, both best responses and its exploitability from the tensor passes
+    equal a plain recursion over the scalar engine's histories."""
+    s = position(seed, rnd, turn)
+    tree = build_tree(s, mode)
+    sigma = random_strategy(tree, seed=seed + 17)
+    want = {who: scalar_profile_value(tree, sigma, s, who) for who in (None, 0, 1)}
+    assert strategy_value(tree, sigma) == pytest.approx(want[None], abs=1e-4)
+    assert best_response(tree, sigma, 0).root_value == pytest.approx(want[0], abs=1e-4)
+    assert best_response(tree, sigma, 1).root_value == pytest.approx(want[1], abs=1e-4)
+    assert exploitability(tree, sigma) == pytest.approx(want[0] - want[1], abs=1e-4)
+    assert want[1] < want[None] < want[0]
 
 
 @pytest.mark.parametrize("mode", MODES)
