@@ -86,14 +86,24 @@ def scalar_profile_value(tree, strategy: dict, start: GameState, responder: int 
     following each history's node in the tensor tree only to read the strategy's probabilities
     (and checking that the tree's actions there are the engine's legal actions, in order).
     Independent of the tensor solvers' backward passes: the oracle for values and best responses."""
+    import torch
+
     from pasur.game.state import TURNS_PER_ROUND
 
+    layers: dict = {}
+
     def edges_of(rt, t, node):
-        parent, child, gt_edge = rt.edges(t)
-        sel = (parent == node).nonzero().flatten()
-        layer = rt.gt[t]
-        acts = [(int(layer.card[gt_edge[e]]), int(layer.captured[gt_edge[e]])) for e in sel.tolist()]
-        return sel.tolist(), [int(child[e]) for e in sel.tolist()], acts
+        """The edges out of ``node`` in edge order: their indices, children and actions."""
+        if (rt.round, t) not in layers:
+            parent, child, gt_edge = rt.edges(t)
+            order = torch.argsort(parent, stable=True)
+            start = torch.searchsorted(parent[order], torch.arange(rt.n_nodes(t) + 1))
+            g = rt.gt[t]
+            acts = list(zip(g.card.long()[gt_edge].tolist(), g.captured[gt_edge].tolist(), strict=True))
+            layers[(rt.round, t)] = (order.tolist(), start.tolist(), child.tolist(), acts)
+        order, start, child, acts = layers[(rt.round, t)]
+        idx = order[start[node] : start[node + 1]]
+        return idx, [child[e] for e in idx], [acts[e] for e in idx]
 
     def walk(s: GameState, node: int) -> float:
         if s.is_terminal:

@@ -212,7 +212,7 @@ def test_strategy_table_refuses_another_tree_or_a_broken_file(tmp_path):
     g = other.round(5).gt[2]
     a, b = 0, int((g.parent != g.parent[0]).nonzero()[0])
     g.child[[a, b]] = g.child[[b, a]]
-    with pytest.raises(PasurInputError, match="another tree .*checksum"):
+    with pytest.raises(PasurInputError, match=r"another tree .*checksum"):
         read_strategy_table(path, other)
     # a table whose metadata claims another number of edges (rows of another tree)
     table = pq.read_table(path)

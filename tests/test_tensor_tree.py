@@ -216,7 +216,7 @@ def test_expectations_and_best_responses_match_scalar(mode, seed, rnd, turn):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("seed", "rnd", "turn"), [(0, 5, 0), (5, 4, 4), (6, 4, 4), (1, 5, 2)])
+@pytest.mark.parametrize(("seed", "rnd", "turn"), [(0, 5, 0), (6, 4, 4), (1, 5, 2)])
 def test_best_responses_to_a_random_strategy_match_the_scalar_oracle(mode, seed, rnd, turn):
     """A non-uniform strategy, where a wrong edge-to-probability wiring cannot hide behind
     symmetry: its value, both best responses and its exploitability from the tensor passes

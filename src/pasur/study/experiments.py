@@ -105,6 +105,20 @@ def _sweep(decks: list[NamedDeck], job: DeckJob, out: Path, sweep_opts: dict) ->
     return run_sweep(decks, job, out, **sweep_opts)
 
 
+def _deck_span(decks: list[NamedDeck]) -> str:
+    """The decks of a plot in a few words: ``seed-0 .. seed-499`` or the one deck's id."""
+    return decks[0].id if len(decks) == 1 else f"{decks[0].id} .. {decks[-1].id}"
+
+
+def _method(job: DeckJob) -> str:
+    """The solve behind a plot: method, tree and stopping rule."""
+    p = job.cfr
+    if p is None:
+        return f"exact, {job.tree} tree"
+    stop = f"{p.iterations} iterations" if p.target_exploitability is None else f"target {p.target_exploitability:g}"
+    return f"{p.method} ({stop}, {job.tree} tree)"
+
+
 def _quantiles(x: np.ndarray) -> dict:
     return {
         "decks": int(x.size),
@@ -148,7 +162,7 @@ def figure12(decks: list[NamedDeck], out: Path, sweep_opts: dict, paper_memory_l
                 summary[mode] = _quantiles(x)
             summary[mode + "_not_built"] = failed[mode]
     ax.set(xscale="log", xlabel="nodes in the tree (strategy-table rows)", ylabel="decks")
-    ax.set_title(f"Figure 12: tree sizes over {len(decks)} random decks")
+    ax.set_title(f"Figure 12: tree sizes over {len(decks)} decks ({_deck_span(decks)}), both tree modes")
     ax.legend()
     _save_png(fig, out / "figure12.png")
     md = ["| tree | decks | median | p90 | p99 | max | not built |", "|---|---|---|---|---|---|---|"]
@@ -203,7 +217,10 @@ def figure14(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
             "mean_win_rate": float(win.mean()) if win.size else None,
             "mean_points": float(mean.mean()) if mean.size else None,
         }
-    fig.suptitle(f"Figure 14: {agent} agent, {len(recs)} decks, {job.games:,} games per matchup")
+    fig.suptitle(
+        f"Figure 14: {agent} agent of {_method(job)}, {len(recs)} decks ({_deck_span(decks)}), "
+        f"{job.games:,} games per matchup"
+    )
     _save_png(fig, out / "figure14.png")
     md = ["| matchup | decks | Alex's mean win rate | Alex's mean points |", "|---|---|---|---|"]
     for n in names:
@@ -270,7 +287,7 @@ def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
         ax.set_ylabel("MSE to the final average strategy" if j == 0 else "exploitability (points, worst root)")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(f"Figure 15: {job.method} over {len(recs)} decks (geometric mean, ±1 sd band)")
+    fig.suptitle(f"Figure 15: {_method(job)} over {len(recs)} decks ({_deck_span(decks)}; geometric mean, ±1 sd band)")
     _save_png(fig, out / "figure15.png")
     final = {}
     for k in sorted(iters):
@@ -314,7 +331,7 @@ def figure16(deck: NamedDeck, out: Path, job: DeckJob) -> dict:
     fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(rows) + 2), 4))
     ax.bar(range(len(rows)), [r["sigma"] for r in rows], color="tab:purple")
     ax.set_xticks(range(len(rows)), [r["move"] for r in rows], rotation=60, ha="right", fontsize=8)
-    ax.set(ylabel="σ", ylim=(0, 1.05), title=f"Figure 16: Alex's first-turn strategy, deck {deck.id}")
+    ax.set(ylabel="σ", ylim=(0, 1.05), title=f"Figure 16: Alex's first-turn strategy, deck {deck.id}, {_method(job)}")
     _save_png(fig, out / "figure16.png")
     return _finish(
         out,
@@ -427,7 +444,11 @@ def table16(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4.5))
     ax.scatter(ev, fv, s=8, alpha=0.6)
-    ax.set(xlabel="exact value (points)", ylabel="fair value (Alex's win rate)", title=f"{len(recs)} decks")
+    ax.set(
+        xlabel="exact value (points)",
+        ylabel="fair value (Alex's win rate)",
+        title=f"Table 16: {len(recs)} decks ({_deck_span(decks)}), {_method(job)}",
+    )
     _save_png(fig, out / "table16-fair-vs-exact.png")
     return _finish(
         out,
