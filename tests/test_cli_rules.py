@@ -276,56 +276,16 @@ def test_a_folder_where_a_file_is_expected(args, needle, tmp_path, solved, swept
     assert_one_line_error(run(*args, str(folder)), needle)
 
 
-def test_files_get_the_users_umask(tmp_path, solved):
+def test_files_get_the_users_umask(tmp_path, solved, swept):
     old = os.umask(0o022)
     try:
-        out = tmp_path / "o"
-        assert (
-            run("solve", "--seed", SEED, "--method", "dcfr", "--iterations", "2", "--out", str(out), "-q").exit_code
-            == 0
-        )
-        model = tmp_path / "m.ubj"
-        assert run("fit", str(solved / "strategy.parquet"), "--out", str(model), "--rounds", "2").exit_code == 0
-        sweep = tmp_path / "s"
-        r = run(
-            "sweep",
-            "--decks",
-            "1",
-            "--seed",
-            SEED,
-            "--method",
-            "exact",
-            "--engine",
-            "inline",
-            "--out",
-            str(sweep),
-            "-q",
-        )
-        assert r.exit_code == 0, r.output
-        csv = tmp_path / "r.csv"
-        assert run("report", str(sweep), "--csv", str(csv)).exit_code == 0
-        exp = tmp_path / "e"
-        r = run(
-            "experiment",
-            "figure15",
-            "--decks",
-            "1",
-            "--seed",
-            SEED,
-            "--iterations",
-            "2",
-            "--engine",
-            "inline",
-            "--out",
-            str(exp),
-            "-q",
-        )
-        assert r.exit_code == 0, r.output
+        for command, args in _unwritable_cases(solved, swept, tmp_path).items():
+            r = run(*args)
+            assert r.exit_code == 0, (command, r.output)
     finally:
         os.umask(old)
-    files = [*out.iterdir(), model, model.with_name("m.card.json"), *sweep.iterdir(), csv, *exp.iterdir()]
-    for f in files:
-        if f.name == ".lock":
-            continue
+    written = [p for p in tmp_path.rglob("*") if p.name != ".lock"]
+    assert {"o", "m.ubj", "m.card.json", "s", "e", "r.csv"} <= {p.name for p in written}
+    for f in written:
         want = 0o755 if f.is_dir() else 0o644
         assert stat.S_IMODE(f.stat().st_mode) == want, f
