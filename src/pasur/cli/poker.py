@@ -1,0 +1,307 @@
+"""``pasur poker ...``: the poker benchmark games (Kuhn, Leduc, 5-Leduc, Numeral211 hold'em).
+
+``games`` lists the presets with their sizes, ``info`` details one, ``solve`` runs a CFR variant
+(strategy, summary, trace and plot into ``--out``), ``eval`` measures a strategy file (ours or
+OpenSpiel's) exactly. Mounted on the root app as the ``poker`` group.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn
+
+from pasur.cli.common import DeviceOpt, JsonOpt, OverwriteOpt, QuietOpt, command, progress_display, refuse_unless
+from pasur.common.errors import PasurInputError
+
+poker_app = typer.Typer(
+    name="poker",
+    help="Poker benchmark games: Kuhn, Leduc, 5-Leduc, Numeral211 hold'em; CFR family, exact best response.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+GameArg = Annotated[str, typer.Argument(help="A preset: see `pasur poker games`.", show_default=False)]
+GameOpt = Annotated[str, typer.Option("--game", help="A preset: see `pasur poker games`.", show_default=False)]
+AbstractionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--abstraction",
+        help="Buckets per round, comma separated: iso (lossless suit classes), ehs:K (hand-strength quantiles) "
+        "or lossless; e.g. iso,ehs:225,ehs:396. Default: lossless.",
+    ),
+]
+IsoOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--iso/--no-iso", help="List one board per suit-isomorphism class (default: when boards have 2+ cards)."
+    ),
+]
+DtypeOpt = Annotated[str, typer.Option("--dtype", help="float64 (default; exact) or float32 (faster, for big games).")]
+
+
+def _game(name: str):
+    from pasur.poker.games import get_game
+
+    return get_game(name)
+
+
+def _engine(game, iso, device, dtype):
+    import torch
+
+    from pasur.common.device import resolve_device
+    from pasur.poker.engine import Engine
+
+    if dtype not in ("float64", "float32"):
+        raise PasurInputError(f"--dtype must be float64 or float32, not {dtype!r}")
+    return Engine(game, iso=iso, device=resolve_device(device or "cpu"), dtype=getattr(torch, dtype))
+
+
+def _keying(engine, spec):
+    from pasur.poker.abstraction import abstraction
+
+    return None if spec is None else abstraction(engine, spec)
+
+
+@command(poker_app)
+def games(as_json: JsonOpt = False) -> None:
+    """List the preset games with their sizes."""
+    from pasur.poker.games import PRESETS
+    from pasur.poker.info import game_info, human_bytes
+
+    rows = [game_info(g) for g in PRESETS.values()]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=1))
+        return
+    typer.echo(
+        f"{'game':<16} {'cards':>5} {'rounds':>6} {'infosets':>13} {'public nodes':>13}  {'hands per round':<28} solve"
+    )
+    for i in rows:
+        hands = " / ".join(f"{h:,}" for h in i["hands_per_round"])
+        typer.echo(
+            f"{i['game']:<16} {i['cards']:>5} {i['rounds']:>6} {i['infosets_total']:>13,} {i['public_nodes']:>13,}  "
+            f"{hands:<28} {human_bytes(i['solve_bytes'])}"
+        )
+    for i in rows:
+        typer.echo(f"  {i['game']}: {i['description']}")
+
+
+@command(poker_app)
+def info(game: GameArg, as_json: JsonOpt = False, iso: IsoOpt = None, abstraction: AbstractionOpt = None) -> None:
+    """Sizes of one game: information sets per player, public nodes, hands per round, and the
+    memory a solve needs (lossless, or with --abstraction)."""
+    import dataclasses
+
+    from pasur.poker.info import game_info, human_bytes
+
+    g = _game(game)
+    n_keys = None
+    if abstraction is not None:
+        engine = _engine(g, iso, "cpu", "float64")
+        n_keys = _keying(engine, abstraction).n_keys
+        iso = engine.iso
+    i = game_info(g, iso=iso, n_keys=n_keys)
+    i["rules"] = {k: v for k, v in dataclasses.asdict(g).items() if k not in ("name", "description")}
+    if abstraction is not None:
+        i["abstraction"] = {"spec": abstraction, "keys_per_round": n_keys}
+    if as_json:
+        typer.echo(json.dumps(i, indent=1))
+        return
+    typer.echo(f"{g.name}: {g.description}")
+    r = i["rules"]
+    typer.echo(
+        f"  deck {g.n_cards} cards ({g.ranks} x {g.suits}), {g.hole_cards} private card(s) each, "
+        f"board cards per round {list(g.board_cards)}, ante {g.ante}, bets {list(r['bet_sizes'])}, "
+        f"at most {list(r['max_bets'])} bets+raises, "
+        f"first to act {list(r['first_player'])}, fold without a bet: {'yes' if g.fold_without_bet else 'no'}"
+    )
+    typer.echo(f"  information sets: {i['infosets'][0]:,} (player 0), {i['infosets'][1]:,} (player 1)")
+    typer.echo(
+        f"  public nodes: {i['public_nodes']:,} ({i['public_decision_nodes']:,} decisions); "
+        f"betting sequences: {i['betting_sequences']:,}"
+    )
+    typer.echo("  (board, hand) pairs per round: " + " / ".join(f"{h:,}" for h in i["hands_per_round"]))
+    listed = " / ".join(f"{b:,}" for b in i["listed_boards_per_round"])
+    typer.echo(f"  boards listed per round: {listed} (suit isomorphism {'on' if i['suit_isomorphism'] else 'off'})")
+    what = f"abstraction {abstraction} ({n_keys} keys)" if abstraction else "lossless"
+    typer.echo(f"  a solve ({what}) needs about {human_bytes(i['solve_bytes'])}")
+    if g.openspiel:
+        typer.echo(f"  OpenSpiel: {g.openspiel}")
+
+
+@command(poker_app)
+def solve(
+    game: GameOpt,
+    method: Annotated[str, typer.Option("--method", help="cfr, cfr+, dcfr (1.5, 0, 2) or lcfr.")] = "cfr+",
+    iterations: Annotated[
+        int | None, typer.Option("--iterations", min=1, max=100_000_000, help="Iterations (with a target: the cap).")
+    ] = None,
+    target_exploitability: Annotated[
+        float | None,
+        typer.Option("--target-exploitability", help="Stop once exploitability (chips per game) is at most this."),
+    ] = None,
+    check_every: Annotated[
+        int, typer.Option("--check-every", min=1, max=10_000_000, help="Measure exploitability every K iterations.")
+    ] = 100,
+    updates: Annotated[
+        str, typer.Option("--updates", help="alternating (OpenSpiel's) or simultaneous.")
+    ] = "alternating",
+    alpha: Annotated[float, typer.Option("--alpha", help="DCFR: positive regret discount exponent.")] = 1.5,
+    beta: Annotated[float, typer.Option("--beta", help="DCFR: negative regret discount exponent.")] = 0.0,
+    gamma: Annotated[float, typer.Option("--gamma", help="DCFR: average strategy discount exponent.")] = 2.0,
+    abstraction: AbstractionOpt = None,
+    iso: IsoOpt = None,
+    device: DeviceOpt = None,
+    dtype: DtypeOpt = "float64",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Folder for strategy.parquet, summary.json, trace.parquet, convergence.png."),
+    ] = None,
+    overwrite: OverwriteOpt = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Solve a game with a CFR variant; report the average strategy's value, exploitability and
+    NashConv (exact best responses in the real game)."""
+    from pasur.common.memory import available_bytes, gib
+    from pasur.common.outputs import check_output_dir
+    from pasur.poker.info import game_info
+    from pasur.poker.run import solve as run
+    from pasur.poker.solvers import CFRConfig
+
+    g = _game(game)
+    cfg = CFRConfig(method=method, updates=updates, alpha=alpha, beta=beta, gamma=gamma)
+    refuse_unless(method == "dcfr", ["alpha", "beta", "gamma"], "to --method dcfr")
+    refuse_unless(out is not None, ["overwrite"], "with --out")
+    if iterations is None and target_exploitability is None:
+        raise PasurInputError("give --iterations N, --target-exploitability E, or both")
+    if target_exploitability is not None and not (target_exploitability > 0 and math.isfinite(target_exploitability)):
+        raise PasurInputError(f"--target-exploitability must be a positive number, got {target_exploitability}")
+    if out is not None:
+        check_output_dir(out, overwrite=overwrite)
+    engine = _engine(g, iso, device, dtype)
+    keying = _keying(engine, abstraction)
+    need = game_info(g, iso=engine.iso, n_keys=None if keying is None else keying.n_keys)["solve_bytes"]
+    have = available_bytes(engine.device)
+    if need > 0.9 * have:
+        raise PasurInputError(
+            f"solving {g.name} {'lossless' if keying is None else 'with ' + abstraction} needs about {gib(need)}, "
+            f"{gib(have)} available; use --abstraction (e.g. iso,ehs:225,ehs:396 for numeral211)"
+        )
+    cap = iterations if iterations is not None else 100_000
+    with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
+        task = progress.add_task(f"{method} on {g.name}", total=cap)
+
+        def on_check(done: int, expl: float | None) -> None:
+            progress.update(task, completed=done, description=f"{method} on {g.name}: exploitability {expl:.3e}")
+
+        result = run(
+            engine,
+            cfg,
+            iterations=cap,
+            target_exploitability=target_exploitability,
+            check_every=check_every,
+            keying=keying,
+            progress=on_check,
+        )
+    summary = {
+        **result.summary(),
+        "abstraction": abstraction or "lossless",
+        "device": str(engine.device),
+        "dtype": dtype,
+        "suit_isomorphism": engine.iso,
+    }
+    if out is not None:
+        _write_outputs(out, overwrite, engine, result, summary)
+        summary["out"] = str(out)
+    if as_json:
+        typer.echo(json.dumps(summary, indent=1))
+        return
+    typer.echo(
+        f"{g.name}: {method} ({updates} updates, {result.backend} path), {result.iterations:,} iterations in "
+        f"{result.seconds:.2f} s"
+    )
+    typer.echo(
+        f"value (player 0): {result.value:+.7f}   exploitability: {result.exploitability:.3e}   "
+        f"NashConv: {result.nash_conv:.3e}  (chips per game)"
+    )
+    if out is not None:
+        extra = ", policy.openspiel.json" if g.openspiel and not engine.iso and keying is None else ""
+        typer.echo(f"wrote {out}/strategy.parquet, summary.json, trace.parquet, convergence.png{extra}")
+
+
+def _write_outputs(out: Path, overwrite: bool, engine, result, summary: dict) -> None:
+    from pasur.common.outputs import output_dir
+    from pasur.poker.openspiel import export_policy
+    from pasur.poker.strategy_io import plot_trace, write_openspiel, write_strategy, write_summary, write_trace
+
+    with output_dir(out, overwrite=overwrite) as tmp:
+        summary["strategy_rows"] = write_strategy(tmp / "strategy.parquet", engine, result.policy)
+        write_trace(tmp / "trace.parquet", result.trace)
+        plot_trace(tmp / "convergence.png", result.trace, f"{summary['method']} on {summary['game']}")
+        if engine.game.openspiel and not engine.iso and result.policy.keying.lossless:
+            write_openspiel(tmp / "policy.openspiel.json", engine, export_policy(engine, result.policy))
+        write_summary(tmp / "summary.json", summary)
+
+
+@command(poker_app, "eval")
+def evaluate_file(
+    strategy: Annotated[Path, typer.Argument(help="A strategy: our Parquet, or an OpenSpiel policy (.json/.parquet).")],
+    game: GameOpt,
+    abstraction: AbstractionOpt = None,
+    iso: IsoOpt = None,
+    device: DeviceOpt = None,
+    dtype: DtypeOpt = "float64",
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Exploitability, NashConv, value and best-response values of a strategy file."""
+    from pasur.poker.measures import evaluate
+    from pasur.poker.openspiel import import_policy
+    from pasur.poker.strategy_io import is_openspiel_file, read_metadata, read_openspiel, read_strategy
+
+    if not strategy.is_file():
+        raise PasurInputError(f"strategy file {strategy} not found")
+    g = _game(game)
+    openspiel = is_openspiel_file(strategy)
+    if openspiel:
+        if not g.openspiel:
+            raise PasurInputError(f"{strategy} is an OpenSpiel policy; game {g.name!r} has no OpenSpiel counterpart")
+        refuse_unless(False, ["abstraction"], "to our strategy files")
+        if iso:
+            raise PasurInputError("an OpenSpiel policy lists every board: --iso does not apply")
+        engine = _engine(g, False, device, dtype)
+        name, table = read_openspiel(strategy)
+        if name is not None and name != g.openspiel:
+            raise PasurInputError(f"{strategy} is a policy for {name}, not {g.openspiel}")
+        policy = import_policy(engine, table)
+    else:
+        meta = read_metadata(strategy)
+        if iso is None and "pasur.poker.iso" in meta:
+            iso = meta["pasur.poker.iso"] == "true"
+        engine = _engine(g, iso, device, dtype)
+        policy = read_strategy(strategy, engine, _keying(engine, abstraction))
+    with progress_display(quiet) as progress:
+        task = progress.add_task(f"best responses in {g.name}", total=None)
+        ev = evaluate(engine, policy)
+        progress.remove_task(task)
+    result = {
+        "game": g.name,
+        "strategy": str(strategy),
+        "format": "openspiel" if openspiel else "pasur",
+        **ev.as_dict(),
+    }
+    if as_json:
+        typer.echo(json.dumps(result, indent=1))
+        return
+    typer.echo(f"{g.name}: {strategy} ({result['format']})")
+    typer.echo(
+        f"value (player 0): {ev.value:+.7f}   best responses: {ev.br_values[0]:+.7f} / {ev.br_values[1]:+.7f}\n"
+        f"NashConv: {ev.nash_conv:.6e}   exploitability: {ev.exploitability:.6e}  (chips per game)"
+    )

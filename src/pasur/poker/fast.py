@@ -1,0 +1,249 @@
+"""CFR for small games in a few dozen tensor operations per iteration.
+
+The level-by-level engine spends one set of operations per depth of the betting tree, which is
+a few hundred small operations per Leduc iteration: fine for Numeral211, where each one moves
+millions of numbers, but slow for Kuhn and Leduc, where Python overhead dominates. Here the whole
+game is laid out at once, per history (terminal node, complete board, private hand):
+
+* a player's reach is the product of their action probabilities along the path: one gather of
+  all paths (``[Z, B, H, depth]``) and a product;
+* terminal utilities are a batched matrix-vector product with the opponent's reach (the payoff
+  matrices, with card removal, chance and stakes, are built once per game: ``O(H^2)`` per
+  terminal and board, which only small games afford);
+* each action's counterfactual value is a sum over the terminals below it of the utility times
+  the player's own probabilities *after* the action: reverse cumulative products of the same
+  gathered paths, added into the (row, key, action) slots in one ``index_add``.
+
+Rows, keys, updates and the rounding snap are those of :mod:`pasur.poker.solvers` (lossless
+keys, all boards listed), so the iterates are the same; ``tests/poker`` checks that they are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from pasur.common.errors import PasurInputError
+from pasur.poker.cards import card_masks
+from pasur.poker.policy import Keying, TabularPolicy
+from pasur.poker.solvers import SNAP, CFRConfig
+from pasur.poker.tree import DECISION, FOLDED, N_ACTIONS
+
+#: the fast path is used when all histories (nodes x boards x hands x depth) fit this many entries
+MAX_ENTRIES = 2_000_000
+
+
+def fast_size(engine) -> int:
+    t, b = engine.tree, engine.boards
+    return t.n_nodes * len(b.boards[-1]) * len(b.hands) * (t.max_depth * engine.R + 2) * 2
+
+
+def fast_supported(engine, keying: Keying | None) -> bool:
+    return (keying is None or keying.lossless) and not engine.iso and fast_size(engine) <= MAX_ENTRIES
+
+
+class FastCFR:
+    """Same interface as :class:`pasur.poker.solvers.CFRSolver`, for small games."""
+
+    def __init__(self, engine, config: CFRConfig | None = None) -> None:
+        if engine.iso:
+            raise PasurInputError("the fast CFR path lists every board (make the engine with iso=False)")
+        self.engine = engine
+        self.config = config or CFRConfig()
+        self.keying = Keying.lossless_for(engine)
+        self.iteration = 0
+        self._build()
+
+    # ------------------------------------------------------------------ layout
+
+    def _build(self) -> None:
+        e = self.engine
+        t, bd = e.tree, e.boards
+        dev, dt = e.device, e.dtype
+        H = len(bd.hands)
+        R = e.R
+        A = N_ACTIONS
+        # flat slots: per round, rows x keys x actions
+        self.n_keys = [e.n_boards[r] * e.Hr[r] for r in range(R)]
+        self.offset = np.cumsum([0] + [e.n_rows[r] * self.n_keys[r] * A for r in range(R)])
+        F = int(self.offset[-1])
+        self.ONE, self.ZERO = F, F + 1
+        self.F = F
+        # final boards and their prefixes per round
+        BF = e.n_boards[-1]
+        prefix = [None] * R
+        prefix[R - 1] = np.arange(BF)
+        for r in range(R - 1, 0, -1):
+            prefix[r - 1] = bd.parent[r][prefix[r]]
+        final_mask = card_masks(bd.boards[-1])
+        valid = (bd.hand_masks[None, :] & final_mask[:, None]) == 0  # [BF, H]
+        # key of (round r, final board, hand)
+        keys = []
+        for r in range(R):
+            pos = bd.pos[r][prefix[r]]  # [BF, H]
+            keys.append(np.where(pos >= 0, prefix[r][:, None] * e.Hr[r] + pos, 0))
+        # paths: per node, the edges (node, action) from the root
+        paths: list[list[tuple[int, int]]] = [[] for _ in range(t.n_nodes)]
+        for n in range(1, t.n_nodes):
+            paths[n] = [*paths[t.parent[n]], (int(t.parent[n]), int(t.action[n]))]
+
+        def slot(node: int, a: int) -> np.ndarray:
+            r = int(t.round[node])
+            row = int(t.decision_index[node])
+            return self.offset[r] + (row * self.n_keys[r] + keys[r]) * A + a  # [BF, H]
+
+        def path_index(nodes: np.ndarray, player: int, reverse: bool, depth: int) -> np.ndarray:
+            out = np.full((len(nodes), BF, H, depth), self.ONE, dtype=np.int64)
+            for i, n in enumerate(nodes):
+                own = [(m, a) for m, a in paths[n] if t.actor[m] == player]
+                if reverse:
+                    own = own[::-1]
+                for j, (m, a) in enumerate(own):
+                    out[i, :, :, j + (1 if reverse else 0)] = slot(m, a)
+                out[i, ~valid, 1 if reverse else 0] = self.ZERO
+            return out
+
+        depth = max(1, max(sum(1 for m, _ in p if t.actor[m] == q) for p in paths for q in (0, 1)))
+        term = np.nonzero(t.kind != DECISION)[0]
+        self.Z = len(term)
+        lt = lambda a: torch.as_tensor(a, device=dev)  # noqa: E731
+        self.gather_idx, self.add_idx, self.dec_nodes, self.dec_idx = [], [], [], []
+        for p in (0, 1):
+            opp = path_index(term, 1 - p, False, depth + 1)
+            own = path_index(term, p, True, depth + 1)  # [1, e_m, ..., e_1]: cumprod = exclusive suffix
+            dec = np.nonzero((t.kind == DECISION) & (t.actor == p))[0]
+            own_dec = path_index(dec, p, False, depth + 1)
+            # one gather per pass: the opponent's paths and ours to our decision nodes (one product),
+            # then our reversed paths to the terminals (suffix products)
+            self.gather_idx.append(lt(np.concatenate([opp.reshape(-1), own_dec.reshape(-1), own.reshape(-1)])))
+            add = np.concatenate([own[..., 1:], np.full((*own.shape[:-1], 1), self.ONE)], axis=-1)  # slot of each edge
+            # q and |q| land in one buffer: |q| at an offset of F + 2
+            self.add_idx.append(lt(np.concatenate([add.reshape(-1), add.reshape(-1) + F + 2])))
+            # (row, key) of each own decision node member, for the reach of the average strategy
+            rk = np.stack([slot(n, 0) // A for n in dec]) if len(dec) else np.zeros((0, BF, H), np.int64)
+            rk = np.where(valid[None], rk, self.F // A)  # invalid members go to a spare row
+            self.dec_nodes.append(len(dec))
+            self.dec_idx.append(lt(rk.reshape(-1)))
+        self.depth = depth + 1
+        self.BF, self.H = BF, H
+        # payoff matrices [Z * BF, H, H] per player: w * stake * (compat or sign * compat)
+        hm = bd.hand_masks
+        compat = ((hm[:, None] & hm[None, :]) == 0)[None] & valid[:, :, None] & valid[:, None, :]  # [BF, H, H]
+        s = np.where(valid, bd.strength, 0)  # all boards are listed: the last round's boards are the final ones
+        sign = np.sign(s[:, :, None] - s[:, None, :])
+        w = 1.0 / bd.n_deals
+        mats = []
+        for p in (0, 1):
+            m = np.zeros((self.Z, BF, H, H))
+            for i, z in enumerate(term):
+                c = t.contrib[z]
+                if t.kind[z] == FOLDED:
+                    folder = t.actor[z]
+                    stake = -c[p] if folder == p else c[folder]
+                    m[i] = w * stake * compat
+                else:
+                    m[i] = w * c[p] * sign * compat
+            mats.append(torch.as_tensor(m.reshape(self.Z * BF, H, H), dtype=dt, device=dev))
+        self.mats = mats
+        # legal actions and row owners per flat (row, key) group
+        legal, owner = [], []
+        for r in range(R):
+            dec = t.round_decisions[r]
+            lg = np.repeat(t.legal[dec], self.n_keys[r], axis=0)  # [rows * keys, A]
+            legal.append(lg)
+            owner.append(np.repeat(t.actor[dec], self.n_keys[r]))
+        legal = np.concatenate(legal) if legal else np.zeros((0, A), bool)
+        self.legal = torch.as_tensor(legal, dtype=dt, device=dev)
+        self.uniform = self.legal / self.legal.sum(1, keepdim=True)
+        owner = np.concatenate(owner)
+        self.mine = [torch.as_tensor(owner == p, device=dev)[:, None] for p in (0, 1)]
+        G = F // A
+        self.sigma = torch.empty(F + 2, dtype=dt, device=dev)
+        self.sigma[:F] = self.uniform.reshape(-1)
+        self.sigma[F], self.sigma[F + 1] = 1.0, 0.0
+        self.regret = torch.zeros(G, A, dtype=dt, device=dev)
+        self.strategy_sum = torch.zeros(G, A, dtype=dt, device=dev)
+        # one buffer for the pass: q [F + 2], |q| [F + 2], reach per (row, key) [G + 1]
+        self._buf = torch.zeros(2 * (F + 2) + G + 1, dtype=dt, device=dev)
+        self._ones = torch.ones(A, 1, dtype=dt, device=dev)
+        self._masks = [m.to(dt) for m in self.mine] + [(self.mine[0] | self.mine[1]).to(dt)]
+
+    # ------------------------------------------------------------------ iteration
+
+    def _pass(self, players: tuple[int, ...]) -> None:
+        """One traversal for ``players`` and their regret and average updates (few, large ops).
+
+        Only the updated players' own edges receive action values, so the other rows get a zero
+        instantaneous regret without a player mask; illegal actions are masked out."""
+        c = self.config
+        t = self.iteration
+        Z, BF, H, D = self.Z, self.BF, self.H, self.depth
+        n_term = Z * BF * H * D
+        G = self.F // N_ACTIONS
+        buf = self._buf.zero_()
+        F2 = self.F + 2
+        q, qa, reach_rk = buf[:F2], buf[F2 : 2 * F2], buf[2 * F2 :]
+        for p in players:
+            g = self.sigma.take(self.gather_idx[p])
+            n_dec = self.dec_nodes[p] * BF * H * D
+            prods = g[: n_term + n_dec].view(-1, D).prod(-1)
+            u = torch.bmm(self.mats[p], prods[: Z * BF * H].view(Z * BF, H, 1)).view(Z, BF, H, 1)
+            contrib = g[n_term + n_dec :].view(Z, BF, H, D).cumprod(-1).mul_(u).view(-1)
+            buf.index_add_(0, self.add_idx[p], torch.cat([contrib, contrib.abs()]))
+            if n_dec:
+                reach_rk.index_add_(0, self.dec_idx[p], prods[Z * BF * H :])
+        sig = self.sigma[: self.F].view(G, N_ACTIONS)
+        qv = q[: self.F].view(G, N_ACTIONS)
+        v = (sig * qv) @ self._ones
+        inst = qv - v
+        # rounding noise: relative to the summed magnitudes, not to the (possibly cancelling) sums
+        qav = qa[: self.F].view(G, N_ACTIONS)
+        noise = qav + (sig * qav) @ self._ones
+        inst.masked_fill_(inst.abs() <= noise.mul_(SNAP), 0.0)
+        reg = self.regret
+        reg.addcmul_(inst, self.legal)
+        weight = 1.0 if c.method == "cfr" else float(t) ** c.gamma if c.method == "dcfr" else float(t)
+        self.strategy_sum.addcmul_(sig, reach_rk[:G, None], value=weight)
+        if c.method == "cfr+":
+            reg.clamp_(min=0)  # the other player's rows are already clipped
+        elif c.method in ("lcfr", "dcfr"):
+            mask = self._masks[players[0] if len(players) == 1 else 2]
+            if c.method == "lcfr":
+                reg.mul_(mask * (t / (t + 1)) + (1 - mask))
+            else:
+                pos_f, neg_f = t**c.alpha / (t**c.alpha + 1), t**c.beta / (t**c.beta + 1)
+                reg.copy_(torch.where(mask > 0, torch.where(reg >= 0, reg * pos_f, reg * neg_f), reg))
+        pos = reg if c.method == "cfr+" else reg.clamp(min=0)
+        tot = pos @ self._ones
+        empty = (tot == 0).to(tot.dtype)
+        torch.div(pos, tot.clamp_(min=torch.finfo(tot.dtype).tiny), out=sig)
+        sig.addcmul_(self.uniform, empty)
+
+    def iterate(self, n: int = 1) -> None:
+        for _ in range(n):
+            self.iteration += 1
+            if self.config.updates == "alternating":
+                self._pass((0,))
+                self._pass((1,))
+            else:
+                self._pass((0, 1))
+
+    # ------------------------------------------------------------------ policies
+
+    def _tables(self, flat: torch.Tensor) -> list[torch.Tensor]:
+        e = self.engine
+        out = []
+        for r in range(e.R):
+            lo, hi = int(self.offset[r]), int(self.offset[r + 1])
+            out.append(flat[lo:hi].view(e.n_rows[r], self.n_keys[r], N_ACTIONS).permute(0, 2, 1).contiguous())
+        return out
+
+    @property
+    def current(self) -> TabularPolicy:
+        return TabularPolicy(self.engine, self.keying, self._tables(self.sigma[: self.F]))
+
+    def average_policy(self) -> TabularPolicy:
+        s = self.strategy_sum
+        tot = s.sum(1, keepdim=True)
+        avg = torch.where(tot > 0, s / torch.where(tot > 0, tot, torch.ones_like(tot)), self.uniform)
+        return TabularPolicy(self.engine, self.keying, self._tables(avg.reshape(-1)))

@@ -1,0 +1,111 @@
+"""``pasur poker``: games, info, solve (outputs, JSON keys), eval; one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from pasur.cli.common import PasurGroup
+from pasur.cli.poker import poker_app
+
+root = typer.Typer(cls=PasurGroup, add_completion=False, pretty_exceptions_enable=False)
+
+
+@root.callback()
+def _root() -> None:
+    """Test root: the poker group mounted as on the real app."""
+
+
+root.add_typer(poker_app, name="poker")
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(root, ["poker", *args])
+
+
+def test_games_lists_every_preset():
+    r = run("games", "--json")
+    assert r.exit_code == 0, r.output
+    rows = {g["game"]: g for g in json.loads(r.stdout)}
+    assert rows["numeral211"]["hands_per_round"] == [780, 29_640, 1_096_680]
+    assert rows["leduc"]["infosets_total"] == 936
+    assert rows["kuhn"]["infosets_total"] == 12
+    assert "numeral211" in run("games").stdout
+
+
+def test_info_of_a_game():
+    r = run("info", "leduc", "--json")
+    assert r.exit_code == 0, r.output
+    i = json.loads(r.stdout)
+    assert i["infosets"] == [468, 468] and i["openspiel"] == "leduc_poker"
+    r = run("info", "numeral211-tiny", "--abstraction", "iso,ehs:4,ehs:5")
+    assert r.exit_code == 0, r.output
+    assert "[16, 4, 5] keys" in r.stdout  # 4 pairs, 6 suited, 6 offsuit rank pairs
+
+
+def test_solve_writes_outputs_and_json(tmp_path):
+    out = tmp_path / "run"
+    r = run("solve", "--game", "kuhn", "--method", "cfr+", "--iterations", "200", "--check-every", "50")
+    assert r.exit_code == 0, r.output
+    r = run("solve", "--game", "kuhn", "--iterations", "100", "--check-every", "50", "--out", str(out), "--json", "-q")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert {"game", "method", "iterations", "value", "exploitability", "nash_conv", "seconds"} <= set(s)
+    assert s["game"] == "kuhn" and s["method"] == "cfr+" and s["iterations"] == 100
+    assert s["exploitability"] == pytest.approx(s["nash_conv"] / 2)
+    names = {p.name for p in out.iterdir()}
+    assert {"strategy.parquet", "summary.json", "trace.parquet", "convergence.png", "policy.openspiel.json"} <= names
+    for f in ("strategy.parquet", "policy.openspiel.json"):
+        e = run("eval", str(out / f), "--game", "kuhn", "--json", "-q")
+        assert e.exit_code == 0, e.output
+        assert json.loads(e.stdout)["exploitability"] == pytest.approx(s["exploitability"], abs=1e-12)
+
+
+def test_solve_to_a_target_with_an_abstraction(tmp_path):
+    r = run(
+        "solve", "--game", "numeral211-tiny", "--method", "dcfr", "--target-exploitability", "5",
+        "--check-every", "5", "--abstraction", "iso,ehs:4,ehs:5", "--json", "-q",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["exploitability"] <= 5 and s["abstraction"] == "iso,ehs:4,ehs:5"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["solve", "--game", "holdem", "--iterations", "1"], "unknown game"),
+        (["solve", "--game", "kuhn", "--method", "cfr2", "--iterations", "1"], "unknown method"),
+        (["solve", "--game", "kuhn"], "give --iterations"),
+        (["solve", "--game", "kuhn", "--iterations", "1", "--alpha", "2"], "--alpha applies only to --method dcfr"),
+        (["solve", "--game", "kuhn", "--iterations", "1", "--target-exploitability", "-1"], "positive"),
+        (["solve", "--game", "kuhn", "--iterations", "1", "--abstraction", "ehs:2,ehs:3"], "one item per round"),
+        (["solve", "--game", "kuhn", "--iterations", "1", "--device", "tpu"], "device"),
+        (["solve", "--game", "kuhn", "--iterations", "1", "--updates", "both"], "updates"),
+        (["eval", "missing.parquet", "--game", "kuhn"], "not found"),
+        (["info", "nope"], "unknown game"),
+    ],
+)
+def test_bad_input_is_refused_in_one_line(args, message):
+    r = run(*args)
+    assert r.exit_code == 2, r.output
+    assert message in r.output
+    assert r.output.count("\n") == 1 and r.output.startswith("error: ")
+
+
+def test_eval_refuses_a_file_of_another_game(tmp_path):
+    out = tmp_path / "run"
+    assert (
+        run("solve", "--game", "leduc", "--iterations", "2", "--check-every", "2", "--out", str(out), "-q").exit_code
+        == 0
+    )
+    r = run("eval", str(out / "strategy.parquet"), "--game", "leduc5")
+    assert r.exit_code == 2 and "another game" in r.output
+    r = run("eval", str(out / "policy.openspiel.json"), "--game", "numeral211-tiny")
+    assert r.exit_code == 2 and "no OpenSpiel counterpart" in r.output
+    again = run("solve", "--game", "leduc", "--iterations", "2", "--out", str(out), "-q")
+    assert again.exit_code == 2 and "exists already" in again.output

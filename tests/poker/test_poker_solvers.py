@@ -1,0 +1,170 @@
+"""The CFR family: convergence, OpenSpiel's iterates, the fast path, abstractions."""
+
+from __future__ import annotations
+
+import pytest
+
+from pasur.common.errors import PasurInputError
+from pasur.poker.abstraction import abstraction
+from pasur.poker.engine import Engine
+from pasur.poker.fast import FastCFR
+from pasur.poker.measures import evaluate, exploitability
+from pasur.poker.openspiel import export_policy
+from pasur.poker.run import make_solver, solve
+from pasur.poker.solvers import CFRConfig, CFRSolver
+
+METHODS = ("cfr", "cfr+", "lcfr", "dcfr")
+
+
+@pytest.fixture(scope="module")
+def kuhn():
+    return Engine("kuhn")
+
+
+@pytest.fixture(scope="module")
+def leduc():
+    return Engine("leduc")
+
+
+@pytest.mark.parametrize(
+    ("game", "method", "budget"),
+    [
+        ("kuhn", "cfr", 700),
+        ("kuhn", "cfr+", 150),
+        ("kuhn", "lcfr", 150),
+        ("kuhn", "dcfr", 175),
+        ("leduc", "cfr+", 500),
+        ("leduc", "dcfr", 400),
+    ],
+)
+def test_exploitability_below_1e_3_within_budget(game, method, budget, kuhn, leduc):
+    engine = kuhn if game == "kuhn" else leduc
+    r = solve(engine, CFRConfig(method=method), iterations=budget, target_exploitability=1e-3, check_every=25)
+    assert r.exploitability < 1e-3, (r.iterations, r.exploitability)
+
+
+@pytest.mark.parametrize("updates", ["alternating", "simultaneous"])
+@pytest.mark.parametrize("method", METHODS)
+def test_fast_path_has_the_engines_iterates(kuhn, leduc, method, updates):
+    for engine, n in ((kuhn, 40), (leduc, 12)):
+        cfg = CFRConfig(method=method, updates=updates)
+        a, b = CFRSolver(engine, cfg), FastCFR(engine, cfg)
+        a.iterate(n)
+        b.iterate(n)
+        for x, y in zip(a.average_policy().tables, b.average_policy().tables, strict=True):
+            assert (x - y).abs().max() < 1e-10
+
+
+def _openspiel_policy_table(engine, os_policy):
+    return {k: os_policy.action_probability_array[i] for k, i in os_policy.state_lookup.items()}
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_iterates_are_openspiels_on_kuhn(kuhn, method):
+    pyspiel = pytest.importorskip("pyspiel")
+    from open_spiel.python.algorithms import cfr, discounted_cfr
+
+    cls = {
+        "cfr": cfr.CFRSolver,
+        "cfr+": cfr.CFRPlusSolver,
+        "lcfr": discounted_cfr.LCFRSolver,
+        "dcfr": discounted_cfr.DCFRSolver,
+    }
+    theirs = cls[method](pyspiel.load_game("kuhn_poker"))
+    ours = make_solver(kuhn, CFRConfig(method=method))
+    for _ in range(100):
+        theirs.evaluate_and_update_policy()
+    ours.iterate(100)
+    table = _openspiel_policy_table(kuhn, theirs.average_policy())
+    for key, pairs in export_policy(kuhn, ours.average_policy()).items():
+        for a, p in pairs:
+            assert p == pytest.approx(table[key][a], abs=1e-9), key
+
+
+def test_cfr_plus_iterates_are_openspiels_cpp_on_leduc(leduc):
+    pyspiel = pytest.importorskip("pyspiel")
+    game = pyspiel.load_game("leduc_poker")
+    theirs = pyspiel.CFRPlusSolver(game)
+    ours = make_solver(leduc, CFRConfig(method="cfr+"))
+    for _ in range(30):
+        theirs.evaluate_and_update_policy()
+    ours.iterate(30)
+    avg = theirs.average_policy()
+    worst = 0.0
+    for key, pairs in export_policy(leduc, ours.average_policy()).items():
+        probs = dict(avg.get_state_policy(key))
+        for a, p in pairs:
+            worst = max(worst, abs(p - probs[a]))
+    assert worst < 1e-9
+    assert exploitability(leduc, ours.average_policy()) == pytest.approx(pyspiel.exploitability(game, avg), abs=1e-12)
+
+
+def test_isomorphism_classes_are_the_lossless_game():
+    """CFR on the lossless keying, on the suit-isomorphism classes, and on the isomorphic engine:
+    the same strategies (suit-symmetric play keeps exact ties exact)."""
+    out = []
+    for iso, spec in ((False, "lossless"), (False, "iso"), (True, "iso")):
+        e = Engine("numeral211-tiny", iso=iso)
+        r = solve(
+            e, CFRConfig(method="cfr"), iterations=8, check_every=8, keying=abstraction(e, ",".join([spec] * e.R))
+        )
+        out.append(r.nash_conv)
+    assert out[1] == pytest.approx(out[0], abs=1e-9)
+    assert out[2] == pytest.approx(out[0], abs=1e-9)
+
+
+def test_abstraction_solves_toward_equilibrium_in_the_real_game():
+    e = Engine("numeral211-tiny")
+    k = abstraction(e, "iso,ehs:6,ehs:8")
+    assert k.n_keys[1:] == [6, 8]
+    s = CFRSolver(e, CFRConfig(method="cfr+"), k)
+    s.iterate(3)
+    early = evaluate(e, s.average_policy()).exploitability
+    s.iterate(27)
+    late = evaluate(e, s.average_policy()).exploitability
+    assert late < early / 3
+
+
+def test_bad_configs_are_refused(kuhn):
+    with pytest.raises(PasurInputError, match="unknown method"):
+        CFRConfig(method="cfr++")
+    with pytest.raises(PasurInputError, match="updates"):
+        CFRConfig(updates="both")
+    with pytest.raises(PasurInputError, match="iterations"):
+        solve(kuhn, CFRConfig(), iterations=0)
+    with pytest.raises(PasurInputError, match="give"):
+        solve(kuhn, CFRConfig())
+    with pytest.raises(PasurInputError, match="fast backend"):
+        make_solver(Engine("numeral211-tiny"), CFRConfig(), backend="fast")
+
+
+def test_user_bucket_tables_on_both_engines():
+    """A bucket table per round over every actual board (what a clustering gives): the same
+    strategies on the isomorphic engine as on the full one; a suit-asymmetric table is refused there."""
+    import numpy as np
+
+    from pasur.poker.abstraction import isomorphic_classes
+    from pasur.poker.policy import Keying, actual_boards
+
+    full = Engine("numeral211-tiny", iso=False)
+    tables = []
+    for r in range(full.R):
+        boards = actual_boards(full.game, r)
+        index = {tuple(b): i for i, b in enumerate(full.boards.boards[r].tolist())}
+        cls = isomorphic_classes(full, r)  # [listed boards, positions]
+        tab = np.zeros((len(boards), len(full.boards.hands)), dtype=np.int64)
+        for i, b in enumerate(boards.tolist()):
+            j = index[tuple(b)]
+            tab[i, full.boards.hand_ids[r][j]] = cls[j] % 5  # 5 buckets per round
+        tables.append(tab)
+    iso = Engine("numeral211-tiny", iso=True)
+    out = []
+    for e in (full, iso):
+        k = Keying.from_buckets(e, tables)
+        out.append(solve(e, CFRConfig(method="cfr+"), iterations=6, check_every=6, keying=k).nash_conv)
+    assert out[1] == pytest.approx(out[0], abs=1e-9)
+    tables[2] = tables[2].copy()
+    tables[2][0, :] = np.arange(tables[2].shape[1]) % 5  # depends on suits: not symmetric
+    with pytest.raises(PasurInputError, match="not suit-symmetric"):
+        Keying.from_buckets(iso, tables)
+    Keying.from_buckets(full, tables)  # fine on the full engine
