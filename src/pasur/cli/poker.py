@@ -305,3 +305,56 @@ def evaluate_file(
         f"value (player 0): {ev.value:+.7f}   best responses: {ev.br_values[0]:+.7f} / {ev.br_values[1]:+.7f}\n"
         f"NashConv: {ev.nash_conv:.6e}   exploitability: {ev.exploitability:.6e}  (chips per game)"
     )
+
+
+@command(poker_app)
+def experiment(
+    name: Annotated[
+        str, typer.Argument(help="The experiment: see `pasur poker experiment --list`.", show_default=False)
+    ] = "",
+    game: GameOpt = "",
+    iterations: Annotated[int, typer.Option("--iterations", min=1, max=10_000_000, help="Iterations to run.")] = 1000,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder of the outputs (created; rerun to resume).")] = None,
+    workers: Annotated[
+        int, typer.Option("--workers", min=1, max=4096, help="Methods or runs at once (processes or Ray tasks).")
+    ] = 1,
+    sample_seed: Annotated[int, typer.Option("--sample-seed", min=0, help="Seed of everything sampled.")] = 0,
+    device: DeviceOpt = None,
+    listing: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run one of the poker papers' experiments (BUFP, Embedding CFR): PNG, CSV and Markdown into
+    --out, resumable; prints its tables."""
+    from pasur.common.outputs import prepare_resumable_dir
+    from pasur.poker import experiments as ex
+
+    if listing:
+        for n in ex.names():
+            typer.echo(f"{n:<24} {ex.get(n).help}")
+        return
+    if not name:
+        raise PasurInputError(f"name an experiment ({', '.join(ex.names()) or 'none yet'}), or --list")
+    spec = ex.get(name)
+    if not game:
+        raise PasurInputError("give the game: --game NAME (see `pasur poker games`)")
+    if out is None:
+        raise PasurInputError("give the output folder: --out DIR")
+    _game(game)
+    prepare_resumable_dir(out, list(spec.outputs))
+    with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
+        task = progress.add_task(name, total=None)
+
+        def report(done: int, total: int, note: str) -> None:
+            progress.update(task, completed=done, total=total, description=f"{name}: {note}" if note else name)
+
+        run = ex.ExperimentRun(game, iterations, out, device or "cpu", workers, sample_seed, {}, report)
+        summary = spec.run(run)
+    if as_json:
+        typer.echo(json.dumps(summary, indent=1))
+        return
+    typer.echo(f"{name} on {game}: outputs in {out}\n")
+    for table in spec.tables:
+        path = out / table
+        if path.is_file():
+            typer.echo(path.read_text(encoding="utf-8"))
