@@ -12,8 +12,9 @@ from helpers import position, random_strategy, scalar_profile_value
 from pasur.cli import app
 from pasur.common.errors import PasurInputError
 from pasur.game.state import GameState
-from pasur.solve.cfr import CFRParams, solve_cfr
+from pasur.solve.cfr import CFRParams
 from pasur.solve.exact import solve_exact
+from pasur.solve.rounds import solve_cfr
 from pasur.solve.tables import read_strategy_table, write_strategy_table
 from pasur.solve.tree import build_tree
 

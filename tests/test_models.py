@@ -15,8 +15,9 @@ from pasur.common.errors import PasurInputError
 from pasur.learn.models import BatchModel, ModelParams, card_path, fit_model, load_model, save_model
 from pasur.play.infosets import InfosetTracker
 from pasur.play.selfplay import BatchRandom, BatchState, TreeTracker, play_batch
-from pasur.solve.cfr import CFRParams, solve_cfr
+from pasur.solve.cfr import CFRParams
 from pasur.solve.infoset import infoset_tensor
+from pasur.solve.rounds import solve_cfr
 from pasur.solve.tables import FEATURE_COLUMNS, write_strategy_table
 from pasur.solve.tree import build_tree
 

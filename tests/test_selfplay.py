@@ -120,7 +120,8 @@ def test_cfr_strategy_against_random_guarantees_about_the_value(reference_decks,
     random play as the exact value says it can guarantee (within the 95 % interval)."""
     from pasur.play.measures import matchup_measures
     from pasur.play.selfplay import BatchStrategy
-    from pasur.solve.cfr import CFRParams, solve_cfr
+    from pasur.solve.cfr import CFRParams
+    from pasur.solve.rounds import solve_cfr
     from pasur.solve.tables import read_strategy_table, write_strategy_table
     from pasur.solve.tree import build_tree
 

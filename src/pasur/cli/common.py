@@ -339,18 +339,25 @@ IterationsOpt = Annotated[
         "--iterations",
         min=1,
         max=10_000_000,
-        help="CFR: iterations per round (with a target: the cap). Neither given: target 0.05.",
+        help="CFR: iterations per round (with a target: the cap). Neither given: whole-game target 0.05.",
     ),
 ]
 TargetOpt = Annotated[
     float | None,
     typer.Option(
         "--target-exploitability",
-        help=f"CFR: stop once exploitability (points) is at most this (default {DEFAULT_TARGET} without --iterations).",
+        help=(
+            "CFR: a bound on the whole game's exploitability (points, exact best responses); each round "
+            "stops at its share, and the summary says whether it was met "
+            f"(default {DEFAULT_TARGET} without --iterations)."
+        ),
     ),
 ]
 CheckEveryOpt = Annotated[
-    int, typer.Option("--check-every", min=1, max=1_000_000, help="CFR: measure exploitability every K iterations.")
+    int,
+    typer.Option(
+        "--check-every", min=1, max=1_000_000, help="CFR: measure the round's exploitability every K iterations."
+    ),
 ]
 AlphaOpt = Annotated[float, typer.Option("--alpha", min=0, max=10, help="DCFR: positive regret discount exponent.")]
 BetaOpt = Annotated[float, typer.Option("--beta", min=-10, max=10, help="DCFR: negative regret discount exponent.")]
@@ -362,7 +369,9 @@ SampleSeedOpt = Annotated[
 ]
 MaxIterationsOpt = Annotated[
     int,
-    typer.Option("--max-iterations", min=1, max=10_000_000, help="CFR: iteration cap per round when a target is set."),
+    typer.Option(
+        "--max-iterations", min=1, max=10_000_000, help="CFR: iteration cap per round when a whole-game target is set."
+    ),
 ]
 
 #: the CFR options, the same in ``solve``, ``sweep`` and ``experiment``

@@ -175,19 +175,36 @@ def _solve_cfr(nd, tree: str, dev, limit, params, out: Path | None, overwrite: b
     )
     typer.echo(
         f"value of the average strategy: {info['value']:+.4f}   exact value: {info['exact_value']:+g}   "
-        f"exploitability: {info['exploitability']:.4g} points"
+        f"exploitability (whole game): {info['exploitability']:.4g} points"
     )
-    typer.echo("round  iterations  exploitability (worst root)  mean over roots    nodes   seconds")
+    typer.echo(_target_line(info, params))
+    typer.echo("round  iterations  exploitability (round alone, worst root)  suffix gap  budget      nodes   seconds")
     for row in info["rounds"]:
+        budget = "" if row["budget"] is None else f"{row['budget']:.3e}"
         typer.echo(
-            f"{row['round']:>5}  {row['iterations']:>10}  {row['exploitability']:>27.3e}  "
-            f"{row['mean_exploitability']:>15.3e}  {row['nodes']:>7,}  {row['seconds']:>8.2f}"
+            f"{row['round']:>5}  {row['iterations']:>10}  {row['exploitability']:>40.3e}  {row['suffix_gap']:>10.3e}"
+            f"  {budget:>9}  {row['nodes']:>9,}  {row['seconds']:>8.2f}"
         )
     if out is not None:
         typer.echo(
             f"wrote {out}/strategy.parquet ({info['strategy_rows']:,} rows), summary.json, traces.parquet, "
             "convergence.png"
         )
+
+
+def _target_line(info: dict, params) -> str:
+    """Whether the whole-game target was met, said plainly."""
+    target = info["target"]
+    if target is None:
+        return f"no target: {params.iterations} iterations per round"
+    if info["target_met"]:
+        return f"target met: whole-game exploitability {info['exploitability']:.4g} <= {target:g} points"
+    capped = [row["round"] for row in info["rounds"] if row["budget"] is not None and row["suffix_gap"] > row["budget"]]
+    cap = params.iterations if params.iterations is not None else params.max_iterations
+    return (
+        f"TARGET NOT MET: whole-game exploitability {info['exploitability']:.4g} > {target:g} points; stopped at the "
+        f"cap of {cap:,} iterations per round (rounds short of their budget: {', '.join(map(str, capped)) or '-'})"
+    )
 
 
 @command(app, "tree-stats")

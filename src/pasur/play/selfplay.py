@@ -19,7 +19,7 @@ from typing import Protocol
 
 import torch
 
-from pasur.game.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, SUR_POINTS, Deck
+from pasur.game.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, JACK, SUR_POINTS, Deck
 from pasur.game.rules import Action
 from pasur.game.state import ALEX, FINAL_ROUND, TURNS_PER_ROUND, GameState
 from pasur.play.infosets import InfosetTracker
@@ -100,11 +100,25 @@ class BatchState:
 
     def apply(self, actions: LayerActions, choice: torch.Tensor) -> None:
         """Play, in every game, the action of index ``choice[g]`` (into ``actions``), in place."""
+        if self.tracker is not None:
+            row = actions.row[choice]
+            self.tracker.advance(self.round, self.turn, choice - torch.cumsum(actions.brf, 0)[row] + actions.brf[row])
+        self._play(actions.card[choice], actions.captured[choice], actions.sur[choice])
+
+    def apply_in_tree(self, k: torch.Tensor) -> None:
+        """Play, in every game, the ``k[g]``-th legal action of its node in the tree (the batch
+        follows a tree): the actions come from the tree's edges, no legal-action search."""
+        card, captured = self.tracker.advance(self.round, self.turn, k)
+        if self.round < FINAL_ROUND:
+            sur = (captured == self.pool) & (captured != 0) & ((card >> 2) != JACK)
+        else:
+            sur = torch.zeros_like(captured, dtype=torch.bool)
+        self._play(card, captured, sur)
+
+    def _play(self, card: torch.Tensor, captured: torch.Tensor, sur: torch.Tensor) -> None:
         p = self.player
-        card, captured = actions.card[choice], actions.captured[choice]
         bit = torch.ones_like(card) << card
         is_cap = captured != 0
-        sur = actions.sur[choice]
         self.hands[p] = self.hands[p] & ~bit
         self.piles[p] = torch.where(is_cap, self.piles[p] | captured | bit, self.piles[p])
         self.pool = torch.where(is_cap, self.pool & ~captured, self.pool | bit)
@@ -113,12 +127,6 @@ class BatchState:
         self.history.append((card, captured))
         for tracker in self.infosets.values():
             tracker.advance(self, card, captured)
-        if self.tracker is not None:
-            self.tracker.advance(
-                self.round,
-                self.turn,
-                choice - torch.cumsum(actions.brf, 0)[actions.row[choice]] + actions.brf[actions.row[choice]],
-            )
         self.turn += 1
         if self.turn == TURNS_PER_ROUND:
             if self.round < FINAL_ROUND:
@@ -185,6 +193,12 @@ class BatchRandom:
         pick = torch.minimum((u * actions.brf).long(), actions.brf - 1)
         return _first_index(actions) + pick
 
+    def choose_in_tree(self, state: BatchState) -> torch.Tensor:
+        """The same draw as :meth:`choose`, with the node's degree as the number of actions."""
+        deg = state.tracker.degree(state.round, state.turn)
+        u = torch.rand(state.n, generator=self.generator(deg.device), device=deg.device)
+        return torch.minimum((u * deg).long(), deg - 1)
+
 
 class BatchGreedy:
     """The scalar :class:`pasur.play.agents.GreedyAgent`, for a batch: most immediate points, then
@@ -242,6 +256,45 @@ class BatchExact:
         return torch.tensor(out, dtype=torch.int64, device=actions.brf.device)
 
 
+@dataclass
+class _Layer:
+    """A tree layer as self-play walks it: edges in (parent, legal-action) order, the start and
+    number of each node's edges, and per edge its child (through the link at a round's end),
+    card and captured cards."""
+
+    order: torch.Tensor
+    start: torch.Tensor
+    deg: torch.Tensor
+    child: torch.Tensor
+    card: torch.Tensor
+    captured: torch.Tensor
+    search_steps: int  # halvings that narrow any node's edges to one
+
+
+def tree_layer(tree, r: int, t: int) -> _Layer:
+    """The layer (round ``r``, turn ``t``) of ``tree`` for self-play, made once per tree."""
+    cache = tree.__dict__.setdefault("_selfplay_layers", {})
+    if (r, t) not in cache:
+        rt = tree.round(r)
+        parent, child, gt_edge = rt.edges(t)
+        grouped = rt.mode == "compact"  # edges already grouped by parent, in legal order
+        order = (
+            torch.arange(parent.shape[0], device=parent.device)
+            if grouped
+            else torch.argsort(parent * (int(gt_edge.max()) + 1) + gt_edge)
+        )
+        deg = torch.bincount(parent, minlength=rt.n_nodes(t))
+        if t + 1 == TURNS_PER_ROUND and rt.link is not None:
+            child = rt.link.long()[child]  # the next round's root
+        g = gt_edge[order]
+        layer = rt.gt[t]
+        steps = (int(deg.max()) - 1).bit_length() if deg.numel() else 0
+        cache[(r, t)] = _Layer(
+            order, torch.cumsum(deg, 0) - deg, deg, child[order], layer.card.long()[g], layer.captured[g], steps
+        )
+    return cache[(r, t)]
+
+
 class TreeTracker:
     """Follows every game of a batch through a tensor tree (built from the deck's initial state):
     the node of each game, and each node's out-edges in legal-action order."""
@@ -249,30 +302,28 @@ class TreeTracker:
     def __init__(self, tree, n: int) -> None:
         self.tree = tree
         self.node = torch.zeros(n, dtype=torch.int64, device=tree.device)
-        self._order: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
 
     def out_edges(self, r: int, t: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(edge indices sorted by (parent, action order), start of each parent's run)."""
-        if (r, t) not in self._order:
-            rt = self.tree.round(r)
-            parent, _, gt_edge = rt.edges(t)
-            order = torch.argsort(parent * (int(gt_edge.max()) + 1) + gt_edge)
-            deg = torch.bincount(parent, minlength=rt.n_nodes(t))
-            self._order[(r, t)] = (order, torch.cumsum(deg, 0) - deg)
-        return self._order[(r, t)]
+        layer = tree_layer(self.tree, r, t)
+        return layer.order, layer.start
+
+    def degree(self, r: int, t: int) -> torch.Tensor:
+        """Legal actions of every game at its node."""
+        return tree_layer(self.tree, r, t).deg[self.node]
 
     def edges_of_games(self, r: int, t: int, k: torch.Tensor) -> torch.Tensor:
         """The edge of the ``k``-th legal action of every game at its node."""
         order, start = self.out_edges(r, t)
         return order[start[self.node] + k]
 
-    def advance(self, r: int, t: int, k: torch.Tensor) -> None:
-        """Move every game along its ``k``-th action (and through the link at a round's end)."""
-        rt = self.tree.round(r)
-        _, child, _ = rt.edges(t)
-        self.node = child[self.edges_of_games(r, t, k)]
-        if t + 1 == TURNS_PER_ROUND and rt.link is not None:
-            self.node = rt.link.long()[self.node]
+    def advance(self, r: int, t: int, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Move every game along its ``k``-th action (and through the link at a round's end);
+        returns the (card, captured) each game played."""
+        layer = tree_layer(self.tree, r, t)
+        pos = torch.index_select(layer.start, 0, self.node).add_(k)
+        self.node = torch.index_select(layer.child, 0, pos)
+        return torch.index_select(layer.card, 0, pos), torch.index_select(layer.captured, 0, pos)
 
 
 class BatchStrategy:
@@ -295,6 +346,43 @@ class BatchStrategy:
         edge = order[start[tracker.node[actions.row]] + k]
         p = self.strategy[(state.round, state.turn)].to(first.device)[edge].double()
         return sample_per_game(p, actions, self.sampler, state.n)
+
+    def choose_in_tree(self, state: BatchState) -> torch.Tensor:
+        """For every game, the index of its action among its node's legal actions: inverse CDF
+        on one uniform per game, over the node's edges in legal order (as :func:`sample_per_game`)."""
+        tracker = state.tracker
+        layer = tree_layer(tracker.tree, state.round, state.turn)
+        cum, base, total = self._cdf(tracker.tree, state.round, state.turn, layer)
+        node = tracker.node
+        s = torch.index_select(layer.start, 0, node)
+        hi = s + torch.index_select(layer.deg, 0, node) - 1
+        u = torch.rand(state.n, generator=self.sampler.generator(s.device), device=s.device, dtype=torch.float64)
+        if layer.search_steps == 0:  # one legal action everywhere
+            return torch.zeros_like(s)
+        target = torch.index_select(base, 0, node).add_(u.mul_(torch.index_select(total, 0, node)))
+        # the first edge of the node whose cumulative probability passes the target (the last
+        # one if none does): a binary search inside each node's few edges
+        lo = s
+        for _ in range(layer.search_steps):
+            mid = (lo + hi) >> 1
+            right = torch.index_select(cum, 0, mid) <= target
+            lo = torch.where(right, mid + 1, lo)
+            hi = torch.where(right, hi, mid)
+        return lo - s
+
+    def _cdf(self, tree, r: int, t: int, layer: _Layer):
+        """The strategy's cumulative probabilities over the layer's edges, and per node the value
+        before its first edge and its total; made once per tree and strategy."""
+        cache = tree.__dict__.setdefault("_selfplay_cdf", {})
+        key = (id(self.strategy), r, t)
+        hit = cache.get(key)
+        if hit is None or hit[0] is not self.strategy:
+            p = self.strategy[(r, t)].to(layer.order.device)[layer.order].double()
+            cum = torch.cumsum(p, 0)
+            base = cum[layer.start] - p[layer.start]
+            total = cum[layer.start + layer.deg - 1] - base
+            hit = cache[key] = (self.strategy, cum, base, total)
+        return hit[1:]
 
 
 def sample_per_game(p: torch.Tensor, actions: LayerActions, sampler: BatchRandom, n: int) -> torch.Tensor:
@@ -339,7 +427,11 @@ def play_batch(
         mode = getattr(agent, "feature_mode", None)
         if mode is not None and mode not in state.infosets:
             state.infosets[mode] = InfosetTracker(state, mode)
+    in_tree = state.tracker is not None and all(hasattr(a, "choose_in_tree") for a in agents)
     while not state.is_terminal:
+        if in_tree:  # both agents play from the tree: its edges are the legal actions
+            state.apply_in_tree(agents[state.player].choose_in_tree(state))
+            continue
         actions = state.legal_actions()
         state.apply(actions, agents[state.player].choose(state, actions))
     return state

@@ -24,10 +24,8 @@ from pasur.game.cards import (
     CLUB_MASK,
     JACK,
     JACK_MASK,
-    KING,
     NUMERIC_MASK,
     POINT_CARDS_MASK,
-    QUEEN,
     SUR_POINTS,
     card_points,
     rank,
@@ -61,9 +59,11 @@ def numeric_subsets() -> tuple[int, ...]:
 
 
 @lru_cache(maxsize=4096)
-def _candidate_subsets(dealt_mask: int, in_play: int) -> tuple[int, ...]:
-    """The subsets that can be a capture here: inside the in-play cards, one of them dealt to the mover."""
-    return tuple(s for s in numeric_subsets() if s & dealt_mask and not s & ~in_play)
+def _capture_rests(card: int, in_play: int) -> tuple[int, ...]:
+    """What ``card`` can take: the subsets with it, inside the in-play cards, without the card.
+    A subset with two of the mover's cards fails the pool test by itself."""
+    bit = 1 << card
+    return tuple(s & ~bit for s in numeric_subsets() if s & bit and not s & ~in_play)
 
 
 def _mask_tensor(masks, device) -> torch.Tensor:
@@ -116,60 +116,44 @@ def layer_actions(
     hand: torch.Tensor, pool: torch.Tensor, dealt: list[int], round_: int, in_play: int = (1 << 52) - 1
 ) -> LayerActions:
     """All legal actions of rows (``hand``, ``pool``: int64 masks), where every hand is a
-    subset of the cards ``dealt`` to the mover this round (at most 4 cards) and every hand and
+    subset of the cards ``dealt`` to the mover this round (4 cards; more in a forest) and every hand and
     pool a subset of ``in_play`` (the round's in-play cards: only subsets of them can be taken)."""
     dev = hand.device
     n = hand.shape[0]
     rows, cards, caps = [], [], []
-
-    numeric = [c for c in dealt if c < 40]
-    if numeric:
-        dealt_mask = sum(1 << c for c in numeric)
-        subs = _mask_tensor(_candidate_subsets(dealt_mask, in_play), dev)
-        has_capture = torch.zeros((n, len(numeric)), dtype=torch.bool, device=dev)
-        if subs.numel():
-            chunk = max(1, PAIR_CHUNK // subs.numel())
-            for lo in range(0, n, chunk):
-                h = hand[lo : lo + chunk, None]
-                p = pool[lo : lo + chunk, None]
-                played = subs & h  # [R, K]
-                ok = (played != 0) & ((played & (played - 1)) == 0) & ((subs & ~h & ~p) == 0)
-                r, k = torch.nonzero(ok, as_tuple=True)
-                pb = played[r, k]
-                rows.append(r + lo)
-                card = torch.zeros_like(pb)
-                for i, c in enumerate(numeric):
-                    hit = pb == (1 << c)
-                    card[hit] = c
-                    has_capture[lo + r[hit], i] = True
-                cards.append(card)
-                caps.append(subs[k] & ~pb)
-        for i, c in enumerate(numeric):  # a numeric card with no capture is laid
-            lay = torch.nonzero((((hand >> c) & 1) == 1) & ~has_capture[:, i]).squeeze(1)
+    # every card's actions, cards in ascending order, each card's sorted by (row, captured): one
+    # stable sort by row then gives the scalar engine's order, (row, card, captured)
+    for c in sorted(dealt):
+        if c < 40:  # numeric: every subset summing to 11 with c whose other cards are all in the pool
+            holders = torch.nonzero(((hand >> c) & 1) == 1).squeeze(1)
+            rests = _mask_tensor(_capture_rests(c, in_play), dev)  # ascending
+            captures = torch.zeros(holders.shape[0], dtype=torch.bool, device=dev)
+            if rests.numel() and holders.numel():
+                chunk = max(1, PAIR_CHUNK // rests.numel())
+                for lo in range(0, holders.shape[0], chunk):
+                    h = holders[lo : lo + chunk]
+                    r, k = torch.nonzero((rests & ~pool[h, None]) == 0, as_tuple=True)
+                    rows.append(h[r])
+                    cards.append(torch.full_like(r, c))
+                    caps.append(rests[k])
+                    captures[lo + r] = True
+            lay = holders[~captures]  # a numeric card with no capture is laid
             rows.append(lay)
             cards.append(torch.full_like(lay, c))
             caps.append(torch.zeros_like(lay))
-
-    for c in dealt:  # a Jack takes every numeric card and Jack of the pool, or is laid
-        if rank(c) == JACK:
+        elif rank(c) == JACK:  # a Jack takes every numeric card and Jack of the pool, or is laid
             r = torch.nonzero(((hand >> c) & 1) == 1).squeeze(1)
             rows.append(r)
             cards.append(torch.full_like(r, c))
             caps.append(pool[r] & (NUMERIC_MASK | JACK_MASK))
-    for court, same_mask in (
-        (QUEEN, sum(1 << (4 * QUEEN + s) for s in range(4))),
-        (KING, sum(1 << (4 * KING + s) for s in range(4))),
-    ):
-        court_cards = [c for c in dealt if rank(c) == court]
-        if court_cards:
-            _court_actions(hand, pool, court_cards, same_mask, rows, cards, caps)
+        else:
+            same_mask = sum(1 << (4 * rank(c) + s) for s in range(4))
+            _court_actions(hand, pool, [c], same_mask, rows, cards, caps)
 
     row = torch.cat(rows) if rows else torch.zeros(0, dtype=torch.int64, device=dev)
     card = torch.cat(cards) if cards else torch.zeros_like(row)
     cap = torch.cat(caps) if caps else torch.zeros_like(row)
-    # group by row, then (card, captured) within a row: two stable sorts
-    order = torch.argsort((card << 52) | cap, stable=True)
-    order = order[torch.argsort(row[order], stable=True)]
+    order = torch.argsort(row, stable=True)
     row, card, cap = row[order], card[order], cap[order]
 
     taken = torch.where(cap != 0, cap | (1 << card), torch.zeros_like(cap))
@@ -184,21 +168,40 @@ def unique_row_actions(
     hand: torch.Tensor, pool: torch.Tensor, dealt: list[int], round_: int, in_play: int = (1 << 52) - 1
 ) -> tuple[LayerActions, torch.Tensor]:
     """Actions of the distinct (hand, pool) rows only, and the inverse map from every row to its
-    distinct row: many nodes or games share a hand and a pool, and actions depend on nothing else."""
-    local = torch.zeros_like(hand)  # the hand within the mover's (at most 4) dealt cards
-    for i, c in enumerate(dealt):
-        local |= ((hand >> c) & 1) << i
-    ukeys, inv = torch.unique(pool | (local << 52), return_inverse=True)
+    distinct row: many nodes or games share a hand and a pool, and actions depend on nothing else.
+    ``dealt`` may hold more than 4 cards (a forest's union over its worlds)."""
+    if len(dealt) <= 11:
+        local = torch.zeros_like(hand)  # the hand within the mover's dealt cards
+        for i, c in enumerate(dealt):
+            local |= ((hand >> c) & 1) << i
+        key = pool | (local << 52)
+    else:  # too many cards for the spare 11 bits: number the distinct hands and pools
+        _, hand_id = torch.unique(hand, return_inverse=True)
+        _, pool_id = torch.unique(pool, return_inverse=True)
+        key = hand_id * (int(pool_id.max()) + 1) + pool_id
+    ukeys, inv = torch.unique(key, return_inverse=True)
     first = first_occurrence(inv, ukeys.shape[0])
     return layer_actions(hand[first], pool[first], dealt, round_, in_play), inv
 
 
-_POINT_CARDS = [c for c in range(52) if (POINT_CARDS_MASK >> c) & 1]
+def _chunk_table(weights: dict[int, int], lo: int) -> torch.Tensor:
+    """[65536]: the sum of ``weights`` of the cards set in a 16-bit chunk starting at card ``lo``."""
+    idx = torch.arange(1 << 16)
+    out = torch.zeros(1 << 16, dtype=torch.int64)
+    for c, w in weights.items():
+        if lo <= c < lo + 16:
+            out += ((idx >> (c - lo)) & 1) * w
+    return out
+
+
+_POINTS = {c: card_points(c) for c in range(52) if (POINT_CARDS_MASK >> c) & 1}
+_POINT_CHUNKS = sorted({16 * (c // 16) for c in _POINTS})
+_POINT_TABLES = {lo: _chunk_table(_POINTS, lo) for lo in _POINT_CHUNKS}
 
 
 def card_points_of(mask: torch.Tensor) -> torch.Tensor:
-    """Card points (Aces, Jacks, 2♣, 10♦) of int64 masks."""
+    """Card points (Aces, Jacks, 2♣, 10♦) of int64 masks (16-bit chunk lookups)."""
     out = torch.zeros_like(mask)
-    for c in _POINT_CARDS:
-        out += ((mask >> c) & 1) * card_points(c)
+    for lo in _POINT_CHUNKS:
+        out += _POINT_TABLES[lo].to(mask.device)[(mask >> lo) & 0xFFFF]
     return out

@@ -1,4 +1,6 @@
-"""Round-by-round CFR on the tensor tree (paper section 2.10, CodeSnippets 10-12; 2.9).
+"""CFR on one round of the tensor tree (paper section 2.10, CodeSnippets 10-12; 2.9), and its
+parameters. The driver over the rounds, with whole-game exploitability targets, is
+:func:`pasur.solve.rounds.solve_cfr`.
 
 Round 5 is solved first, each of its roots with reach probability 1; the values of a round's
 roots under its *average* strategy (one exact backward pass, not the mean of the iterates'
@@ -14,12 +16,16 @@ Variants (``method``):
 * ``cfr+``: regrets floored at zero after each update, linear averaging (weight ``t``).
 * ``dcfr``: Discounted CFR, the paper's equations (6)-(8): before iteration ``t`` adds its
   regrets, positive accumulated regrets are multiplied by ``(t-1)^α / ((t-1)^α + 1)`` and the
-  others by ``(t-1)^β / ((t-1)^β + 1)``; the average strategy by ``((t-1)/t)^γ``.
+  others by ``(t-1)^β / ((t-1)^β + 1)``; the average strategy by ``((t-1)/t)^γ`` (kept as
+  weights ``t^γ``: the same average once normalized, one pass less per iteration).
   Defaults α = 1.5, β = 0, γ = 2.
 * ``es-mccfr``: external-sampling Monte Carlo CFR (CodeSnippet 9's scheme): the traverser
   explores all its actions, the opponent's are sampled from the current strategy (one per
   node, Gumbel-max over the node's edges); regrets without discounting; the opponent's average
-  strategy is updated where it was sampled. Seeded; converges in expectation.
+  strategy is updated where it was sampled. An iteration walks only the sampled part of the
+  round (index lists of the visited nodes, layer by layer). Seeded; converges in expectation.
+  On these trees it does not beat the full-width methods (docs/benchmarks.md); it is kept as
+  the paper's method.
 
 ``updates="alternating"`` (default) updates Alex, then Bob against Alex's new strategy, in
 every iteration; ``"simultaneous"`` updates both from the same strategy profile, as the
@@ -34,7 +40,6 @@ of the same quality (the same values and exploitability to within the tolerance)
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -42,7 +47,7 @@ import torch
 
 from pasur.common.errors import PasurInputError
 from pasur.game.state import ALEX, TURNS_PER_ROUND
-from pasur.solve.tree import GameTree, RoundTree
+from pasur.solve.tree import RoundTree
 
 METHODS = ("cfr", "cfr+", "dcfr", "es-mccfr")
 #: iterations per round beyond any real use (a full deck needs a few hundred): a larger
@@ -123,8 +128,10 @@ class _Layer:
 
 @dataclass
 class RoundTrace:
-    """Convergence of one round: per checkpoint, the iteration, the round's exploitability
-    (the largest over its roots, points), and the mean squared difference of the average
+    """Convergence of one round: per checkpoint, the iteration, the round's exploitability with
+    the next round's values held fixed (the largest over its roots, points), the suffix gap (the
+    whole-game bound from this round on, see :func:`solve_cfr`; measured at every checkpoint when
+    there is a target, else at the last one), and the mean squared difference of the average
     strategy then to the final one (over all edges, or a fixed sample of a million)."""
 
     round: int
@@ -132,6 +139,9 @@ class RoundTrace:
     exploitability: list[float] = field(default_factory=list)
     mean_exploitability: list[float] = field(default_factory=list)
     mse_to_final: list[float] = field(default_factory=list)
+    suffix_gap: list[float] = field(default_factory=list)
+    #: the suffix gap this round must reach (its share of the target and the later rounds'), or None
+    budget: float | None = None
     seconds: float = 0.0
     nodes: int = 0
 
@@ -192,22 +202,150 @@ class RoundCFR:
         self.regret = [torch.zeros_like(L.reward) for L in self.layers]
         self.avg = [torch.zeros_like(L.reward) for L in self.layers]
         self.sigma = [L.uniform.clone() for L in self.layers]
+        self._avg_scale = [1.0] * len(self.layers)
         self.it = 0
         self._stale = {ALEX, 1 - ALEX}  # players whose reach must be recomputed
         self.gen = torch.Generator(device=device).manual_seed(params.seed * 1_000_003 + rt.round)
+        self._csr_cache: list | None = None
+        self._focus = None  # (the whole round's layers and state, selected edges per layer) while focused
+        #: external sampling, the last pass: (edges read, edges walked), and per layer the visited
+        #: nodes and the edges walked from them
+        self.touched = (0, 0)
+        self.walk: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     @property
     def n_edges(self) -> int:
         return sum(int(L.parent.shape[0]) for L in self.layers)
 
+    # -- focus: iterate only the part of the round below some roots ------------------------------
+    def focus(self, active: torch.Tensor) -> None:
+        """From now on iterate only the nodes reachable from the current roots where ``active`` is
+        true (the others keep their regrets and average strategy); :meth:`unfocus` writes the
+        focused part back. Focusing again narrows further. Compact nodes below both kinds of
+        roots keep changing; on tree-like rounds (paper mode) the focused part is a round of its
+        own, whose measures are those of its roots (:attr:`root_ids`)."""
+        dev = self.device
+        self._sync()
+        node = active.to(device=dev, dtype=torch.bool)
+        keep = torch.nonzero(node).squeeze(1)
+        root_ids = keep if self._focus is None else self._focus[3][keep]
+        layers, sels = [], []
+        for L in self.layers:
+            keep = torch.nonzero(node).squeeze(1)
+            remap = torch.full((L.n_parent,), -1, dtype=torch.int64, device=dev)
+            remap[keep] = torch.arange(keep.shape[0], device=dev)
+            sel = torch.nonzero(_gather(node, L.parent)).squeeze(1)
+            child = _gather(L.child, sel)
+            node = torch.zeros(L.n_child, dtype=torch.bool, device=dev)
+            node[child] = True
+            child_keep = torch.nonzero(node).squeeze(1)
+            child_remap = torch.full((L.n_child,), -1, dtype=torch.int64, device=dev)
+            child_remap[child_keep] = torch.arange(child_keep.shape[0], device=dev)
+            parent = _gather(remap, _gather(L.parent, sel))
+            child = _gather(child_remap, child)
+            e = sel.shape[0]
+            buffers = [torch.empty(e, dtype=self.dtype, device=dev) for _ in range(3)]
+            n_parent, n_child = int(keep.shape[0]), int(child_keep.shape[0])
+            layers.append(
+                _Layer(
+                    L.t,
+                    L.mover,
+                    parent,
+                    child,
+                    _gather(L.reward, sel),
+                    n_parent,
+                    n_child,
+                    L.tree_like,
+                    _gather(L.uniform, sel),
+                    parent.to(torch.int32),
+                    child.to(torch.int32),
+                    *buffers,
+                    torch.empty(n_parent, dtype=self.dtype, device=dev),
+                )
+            )
+            sels.append(sel)
+        if self._focus is None:
+            full = (self.layers, self.regret, self.avg, self.sigma, self.terminal, self.n_roots)
+            full_sels, terminal_ids = sels, child_keep
+        else:
+            full, old_sels, old_terminal_ids, _ = self._focus
+            full_sels = [_gather(o, n) for o, n in zip(old_sels, sels, strict=True)]
+            terminal_ids = _gather(old_terminal_ids, child_keep)
+        self._focus = (full, full_sels, terminal_ids, root_ids)
+        self.terminal = _gather(self.terminal, child_keep)
+        self.layers = layers
+        self.regret = [_gather(x, sel) for x, sel in zip(self.regret, sels, strict=True)]
+        self.avg = [_gather(x, sel) for x, sel in zip(self.avg, sels, strict=True)]
+        self.sigma = [_gather(x, sel) for x, sel in zip(self.sigma, sels, strict=True)]
+        self.n_roots = int(root_ids.shape[0])
+        self._reset_buffers()
+
+    @property
+    def focused(self) -> bool:
+        return self._focus is not None
+
+    @property
+    def tree_like(self) -> bool:
+        """Every node has one parent edge (paper mode): roots are separate subgames."""
+        return all(L.tree_like for L in self.layers)
+
+    @property
+    def root_ids(self) -> torch.Tensor | None:
+        """While focused: the round's roots iterated, as indices of the whole round's roots."""
+        return None if self._focus is None else self._focus[3]
+
+    @property
+    def terminal_ids(self) -> torch.Tensor | None:
+        """While focused: the terminal nodes below them, as indices of the whole round's."""
+        return None if self._focus is None else self._focus[2]
+
+    @property
+    def edge_ids(self) -> list[torch.Tensor] | None:
+        """While focused: per layer, the edges iterated, as indices of the whole round's."""
+        return None if self._focus is None else self._focus[1]
+
+    def _sync(self) -> None:
+        """Write the focused part's regrets and strategies into the whole round's."""
+        if self._focus is None:
+            return
+        (_, regret, avg, sigma, _, _), sels, _, _ = self._focus
+        for full, part in ((regret, self.regret), (avg, self.avg), (sigma, self.sigma)):
+            for x, y, idx in zip(full, part, sels, strict=True):
+                x.index_copy_(0, idx, y)
+
+    def unfocus(self) -> None:
+        """Back to the whole round, with the focused part's regrets and strategies written back."""
+        if self._focus is None:
+            return
+        self._sync()
+        (layers, regret, avg, sigma, terminal, n_roots), _, _, _ = self._focus
+        self.layers, self.regret, self.avg, self.sigma = layers, regret, avg, sigma
+        self.terminal, self.n_roots = terminal, n_roots
+        self._focus = None
+        self._reset_buffers()
+
+    def _reset_buffers(self) -> None:
+        self.reach = [
+            (
+                torch.empty(L.n_parent, dtype=self.dtype, device=self.device),
+                torch.empty(L.n_parent, dtype=self.dtype, device=self.device),
+            )
+            for L in self.layers
+        ]
+        self._stale = {ALEX, 1 - ALEX}
+        self._csr_cache = None
+
     # -- passes -----------------------------------------------------------------------------
     def _to_child(self, L: _Layer, per_edge: torch.Tensor) -> torch.Tensor:
         return per_edge if L.tree_like else _scatter(per_edge, L.child, L.n_child)
 
-    def _backward(self, rule: Callable[[_Layer, int, torch.Tensor], torch.Tensor], on_layer=None) -> torch.Tensor:
+    def _backward(
+        self, rule: Callable[[_Layer, int, torch.Tensor], torch.Tensor], on_layer=None, terminal=None
+    ) -> torch.Tensor:
         """Values at the round's roots; ``rule(layer, index, q)`` gives the parents' values from
-        the edges' ``q = reward + value(child)``; ``on_layer(index, q, v_parent)`` sees each layer."""
-        v = self.terminal
+        the edges' ``q = reward + value(child)``; ``on_layer(index, q, v_parent)`` sees each layer.
+        ``terminal``: values at the round's end other than the fixed ones (suffix best responses)."""
+        v = self.terminal if terminal is None else terminal
         for i in reversed(range(len(self.layers))):
             L = self.layers[i]
             q = L.reward + (v if L.tree_like else _gather(v, L.child))
@@ -224,8 +362,9 @@ class RoundCFR:
         """Root values when both players follow ``sigma``."""
         return self._backward(self._expect(sigma))
 
-    def best_response(self, sigma, player: int) -> torch.Tensor:
-        """Root values when ``player`` best-responds to the other's ``sigma``."""
+    def best_response(self, sigma, player: int, terminal: torch.Tensor | None = None) -> torch.Tensor:
+        """Root values when ``player`` best-responds to the other's ``sigma`` (at the round's end:
+        the fixed values, or ``terminal``)."""
         expect = self._expect(sigma)
 
         def rule(L, i, q):
@@ -235,7 +374,7 @@ class RoundCFR:
             out = torch.full((L.n_parent,), init, dtype=q.dtype, device=q.device)
             return out.scatter_reduce_(0, L.parent, q, "amax" if player == ALEX else "amin")
 
-        return self._backward(rule)
+        return self._backward(rule, terminal=terminal)
 
     def exploitability(self, sigma=None) -> torch.Tensor:
         """Per root: Alex's best response minus Bob's (points), against ``sigma`` (default: average)."""
@@ -255,8 +394,10 @@ class RoundCFR:
     def iterate(self) -> None:
         self.it += 1
         if self.params.method == "es-mccfr":
+            from pasur.solve.sampling import es_pass
+
             for p in (ALEX, 1 - ALEX):
-                self._es_pass(p)
+                es_pass(self, p)
             return
         players = [(ALEX,), (1 - ALEX,)] if self.params.updates == "alternating" else [(ALEX, 1 - ALEX)]
         for group in players:
@@ -308,20 +449,20 @@ class RoundCFR:
             own, opp = (ra, rb) if L.mover == ALEX else (rb, ra)
             r, w = L.tmp, L.tmp2
             torch.index_select(L.vpar, 0, L.parent32, out=r)
-            torch.sub(L.q, r, out=r)  # q - v(parent)
+            if L.mover == ALEX:
+                torch.sub(L.q, r, out=r)  # q - v(parent)
+            else:
+                r.sub_(L.q)  # v(parent) - q: Bob minimizes Alex's points
             torch.index_select(opp, 0, L.parent32, out=w)
             r.mul_(w)  # x the opponent's reach
-            if L.mover != ALEX:
-                r.neg_()  # Bob minimizes Alex's points
-            torch.index_select(own, 0, L.parent32, out=w)
-            w.mul_(self.sigma[i])  # own reach x current strategy: the average's weight
+            torch.index_select(own, 0, L.parent32, out=w)  # own reach (x current strategy: the average's weight)
             R, S = self.regret[i], self.avg[i]
             if p.method == "cfr":
                 R.add_(r)
-                S.add_(w)
+                S.addcmul_(w, self.sigma[i])
             elif p.method == "cfr+":
                 R.add_(r).clamp_min_(0.0)
-                S.add_(w, alpha=float(t))
+                S.addcmul_(w, self.sigma[i], value=float(t))
             else:  # dcfr, equations (6)-(8)
                 if t > 1:
                     pos = (t - 1) ** p.alpha / ((t - 1) ** p.alpha + 1)
@@ -329,10 +470,22 @@ class RoundCFR:
                     # R * pos where R > 0, R * neg elsewhere: R*neg + max(R, 0)*(pos - neg)
                     torch.clamp_min(R, 0.0, out=L.q)
                     R.mul_(neg).add_(L.q, alpha=pos - neg)
-                S.mul_(((t - 1) / t) ** p.gamma).add_(w)
+                # the average's discount ((t-1)/t)^gamma every iteration is the same, up to a
+                # common factor that normalizing removes, as weight t^gamma (kept below 1e20)
+                S.addcmul_(w, self.sigma[i], value=self._avg_weight(i, t))
                 R.add_(r)
             self._match(L, R, self.sigma[i])
             self._stale.add(L.mover)
+
+    def _avg_weight(self, i: int, t: int) -> float:
+        """DCFR: the weight of iteration ``t`` in layer ``i``'s average, ``t^gamma`` times a scale
+        that shrinks (with the sums so far) whenever the weight would pass 1e20."""
+        w = float(t) ** self.params.gamma * self._avg_scale[i]
+        if w > 1e20:
+            self.avg[i].mul_(1e-20)
+            self._avg_scale[i] *= 1e-20
+            w *= 1e-20
+        return w
 
     @staticmethod
     def _match(L: _Layer, weights: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
@@ -342,140 +495,3 @@ class RoundCFR:
         L.vpar.zero_().scatter_add_(0, L.parent, out)
         torch.index_select(L.vpar, 0, L.parent32, out=L.tmp)
         return out.div_(L.tmp)
-
-    def _es_pass(self, traverser: int) -> None:
-        """External sampling for ``traverser``: counts of sampled paths instead of reaches."""
-        sampled = []
-        for L, s in zip(self.layers, self.sigma, strict=True):
-            if L.mover == traverser:
-                sampled.append(None)
-                continue
-            tiny = torch.finfo(self.dtype).tiny
-            u = torch.rand(s.shape, generator=self.gen, dtype=self.dtype, device=self.device).clamp(tiny, 1 - 1e-7)
-            key = torch.log(s.clamp_min(tiny)) - torch.log(-torch.log(u))  # Gumbel-max sampling
-            best = torch.full((L.n_parent,), float("-inf"), dtype=key.dtype, device=key.device)
-            best.scatter_reduce_(0, L.parent, key, "amax")
-            pick = key == best[L.parent]
-            # one edge per parent even on exact ties: keep the first
-            first = torch.full((L.n_parent,), L.parent.shape[0], dtype=torch.int64, device=key.device)
-            idx = torch.arange(L.parent.shape[0], device=key.device)
-            first.scatter_reduce_(0, L.parent, torch.where(pick, idx, L.parent.shape[0]), "amin")
-            sampled.append((idx == first[L.parent]).to(self.dtype))
-        count = torch.ones(self.n_roots, dtype=self.dtype, device=self.device)
-        counts = []
-        for L, m in zip(self.layers, sampled, strict=True):
-            counts.append(count)
-            e = count[L.parent] if m is None else count[L.parent] * m
-            count = self._to_child(L, e)
-
-        def rule(L, i, q):
-            w = self.sigma[i] if sampled[i] is None else sampled[i]
-            return _scatter(w * q, L.parent, L.n_parent)
-
-        def on_layer(i, q, v_parent):
-            L = self.layers[i]
-            c = counts[i][L.parent]
-            if L.mover == traverser:
-                sign = 1.0 if traverser == ALEX else -1.0
-                self.regret[i] += sign * c * (q - v_parent[L.parent])
-                self.sigma[i] = self._normalize(L, torch.clamp_min(self.regret[i], 0.0))
-            else:
-                self.avg[i] += c * self.sigma[i]
-
-        self._backward(rule, on_layer)
-
-
-@dataclass
-class CFRResult:
-    """A CFR solve: the average strategy per layer (CPU), the root value of that strategy with
-    each round's roots valued under it, the traces, and the whole game's exploitability."""
-
-    tree: GameTree
-    params: CFRParams
-    strategy: dict[tuple[int, int], torch.Tensor]
-    root_value: float
-    traces: list[RoundTrace]
-    exploitability: float
-    iterations: dict[int, int]
-    seconds: float
-    value_passed: str = "value of the round's average strategy (exact backward pass)"
-
-    def game_value(self) -> float:
-        from pasur.solve.reference import banked_diff
-
-        return banked_diff(self.tree.start) + self.root_value
-
-
-MSE_SAMPLE = 1_000_000
-
-
-def solve_cfr(
-    tree: GameTree,
-    params: CFRParams,
-    device: str | torch.device | None = None,
-    progress: Callable[[int, int, float | None], None] | None = None,
-) -> CFRResult:
-    """Round-by-round CFR over ``tree`` (rounds 5 -> start); see the module docstring.
-
-    ``progress(round, iteration, exploitability or None)`` is called after every iteration."""
-    from pasur.solve.exact import exploitability as full_exploitability
-
-    params.check()
-    dev = torch.device(device) if device is not None else tree.device
-    t0 = time.perf_counter()
-    strategy: dict[tuple[int, int], torch.Tensor] = {}
-    traces: list[RoundTrace] = []
-    iterations: dict[int, int] = {}
-    next_roots: torch.Tensor | None = None
-    for rt in reversed(tree.rounds):
-        t_round = time.perf_counter()
-        terminal = rt.terminal_value if rt.terminal_value is not None else next_roots[rt.link.long()]
-        solver = RoundCFR(rt, terminal, params, dev)
-        trace = RoundTrace(rt.round, nodes=sum(rt.n_nodes(t) for t in rt.turns))
-        sample = _mse_sample(solver, params.seed)
-        snapshots = []
-        limit = params.iterations if params.iterations is not None else params.max_iterations
-        while solver.it < limit:
-            solver.iterate()
-            expl = None
-            if solver.it % params.check_every == 0 or solver.it == limit:
-                avg = solver.average_strategy()
-                per_root = solver.exploitability(avg)
-                expl = float(per_root.max())
-                trace.iterations.append(solver.it)
-                trace.exploitability.append(expl)
-                trace.mean_exploitability.append(float(per_root.mean()))
-                snapshots.append(torch.cat([a[s] for a, s in zip(avg, sample, strict=True)]).cpu())
-            if progress is not None:
-                progress(rt.round, solver.it, expl)
-            if expl is not None and params.target_exploitability is not None and expl <= params.target_exploitability:
-                break
-        avg = solver.average_strategy()  # (the loop ends on a checkpoint: limit reached or target met)
-        final = snapshots[-1]
-        trace.mse_to_final = [float(((s - final) ** 2).mean()) if final.numel() else 0.0 for s in snapshots]
-        next_roots = solver.values(avg).to(device=tree.device, dtype=torch.float32)
-        for L, a in zip(solver.layers, avg, strict=True):
-            strategy[(rt.round, L.t)] = a.to(device=tree.device, dtype=torch.float32)
-        iterations[rt.round] = solver.it
-        trace.seconds = time.perf_counter() - t_round
-        traces.append(trace)
-        del solver
-    traces.reverse()
-    root_value = float(next_roots[0])
-    expl = full_exploitability(tree, strategy)
-    return CFRResult(tree, params, strategy, root_value, traces, expl, iterations, time.perf_counter() - t0)
-
-
-def _mse_sample(solver: RoundCFR, seed: int) -> list[torch.Tensor]:
-    """Per layer, the edges whose probabilities the MSE trace follows: all, or about a million."""
-    total = solver.n_edges
-    out = []
-    g = torch.Generator().manual_seed(seed)
-    for L in solver.layers:
-        e = int(L.parent.shape[0])
-        if total <= MSE_SAMPLE:
-            out.append(torch.arange(e, device=solver.device))
-        else:
-            k = max(1, e * MSE_SAMPLE // total)
-            out.append(torch.randperm(e, generator=g)[:k].to(solver.device))
-    return out

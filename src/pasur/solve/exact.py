@@ -47,12 +47,85 @@ class Solution:
 
         return banked_diff(self.tree.start) + self.root_value
 
+    def root_values(self) -> torch.Tensor:
+        """[K]: the future value of every root of a forest (start ``k`` is root ``k``)."""
+        first = self.tree.rounds[0]
+        return self.values[(first.round, first.start_turn)][: self.tree.n_roots]
+
+    def root_action_values(self) -> torch.Tensor:
+        """[K, A]: for every root, the future value after each legal action (its reward
+        included), in the scalar engine's legal order. The starts must share the mover's hand
+        and the pool (so the same A actions); others are refused."""
+        tree = self.tree
+        s0 = tree.starts[0]
+        for s in tree.starts:
+            if s.hands[s.player] != s0.hands[s0.player] or s.pool != s0.pool:
+                raise ValueError("root action values need starts with the same mover's hand and pool")
+        rt = tree.rounds[0]
+        t = rt.start_turn
+        v = self.values.get((rt.round, t + 1))
+        if v is None:
+            raise ValueError("this solution did not keep the values after the roots")
+        parent, child, gt_edge = rt.edges(t)
+        q = rt.gt[t].reward[gt_edge].to(v.dtype) + v[child]
+        order = torch.argsort(parent * (int(gt_edge.max()) + 1) + gt_edge)  # by root, then action order
+        k = tree.n_roots
+        return q[order].reshape(k, q.shape[0] // k)
+
 
 def _terminal(rt: RoundTree, values: dict, tree: GameTree) -> torch.Tensor:
     if rt.terminal_value is not None:
         return rt.terminal_value
     nxt = tree.round(rt.round + 1)
     return values[(nxt.round, nxt.start_turn)][rt.link.long()]
+
+
+@dataclass
+class _Edges:
+    """One layer's edges as a backward pass needs them. Compact layers keep int32 indices and
+    edges grouped by parent (``deg``: edges per parent), so reductions run per segment."""
+
+    parent: torch.Tensor
+    child: torch.Tensor
+    gt_edge: torch.Tensor | None  # None: the edge's own index (compact)
+    n: int
+    deg: torch.Tensor | None = None
+
+    @classmethod
+    def of(cls, rt: RoundTree, t: int) -> _Edges:
+        n = rt.n_nodes(t)
+        if rt.mode == "compact":
+            g = rt.gt[t]
+            return cls(g.parent, g.child, None, n, torch.bincount(g.parent, minlength=n))
+        parent, child, gt_edge = rt.edges(t)
+        return cls(parent, child, gt_edge, n)
+
+    def reward(self, rt: RoundTree, t: int) -> torch.Tensor:
+        r = rt.gt[t].reward
+        return r if self.gt_edge is None else r[self.gt_edge]
+
+    def add_per_parent(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.zeros((self.n,), dtype=x.dtype, device=x.device).index_add_(0, self.parent, x)
+
+    def extreme_per_parent(self, q: torch.Tensor, maximize: bool) -> torch.Tensor:
+        if self.deg is not None:
+            return torch.segment_reduce(q, "max" if maximize else "min", lengths=self.deg)
+        init = float("-inf") if maximize else float("inf")
+        out = torch.full((self.n,), init, dtype=q.dtype, device=q.device)
+        return out.scatter_reduce_(0, self.parent, q, "amax" if maximize else "amin")
+
+    def first_optimal(self, q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """GT edge id of the first edge of every parent with ``q == v[parent]``, as int32."""
+        optimal = q == torch.index_select(v, 0, self.parent)
+        if self.deg is not None:  # grouped by parent: the first optimal edge of each group
+            idx = torch.nonzero(optimal).squeeze(1)
+            par = torch.index_select(self.parent, 0, idx)
+            keep = torch.ones_like(idx, dtype=torch.bool)
+            keep[1:] = par[1:] != par[:-1]
+            return idx[keep].to(torch.int32)
+        cand = torch.where(optimal, self.gt_edge, torch.iinfo(torch.int64).max)
+        b = torch.full((self.n,), torch.iinfo(torch.int64).max, dtype=torch.int64, device=q.device)
+        return b.scatter_reduce_(0, self.parent, cand, "amin").to(torch.int32)
 
 
 def _backward(tree: GameTree, rule: Callable, keep: bool = True, best: bool = False) -> Solution:
@@ -62,29 +135,22 @@ def _backward(tree: GameTree, rule: Callable, keep: bool = True, best: bool = Fa
         v = _terminal(rt, values, tree)
         values[(rt.round, TURNS_PER_ROUND)] = v
         for t in reversed(range(rt.start_turn, TURNS_PER_ROUND)):
-            parent, child, gt_edge = rt.edges(t)
-            q = rt.gt[t].reward[gt_edge].to(v.dtype) + v[child]
-            n = rt.n_nodes(t)
-            v = rule(rt, t, parent, q, n)
+            e = _Edges.of(rt, t)
+            q = e.reward(rt, t).to(v.dtype).add_(torch.index_select(v, 0, e.child))
+            v = rule(rt, t, e, q)
             if best:
-                optimal = q == v[parent]
-                cand = torch.where(optimal, gt_edge, torch.iinfo(torch.int64).max)
-                b = torch.full((n,), torch.iinfo(torch.int64).max, dtype=torch.int64, device=q.device)
-                b.scatter_reduce_(0, parent, cand, "amin")
-                best_edges[(rt.round, t)] = b.to(torch.int32)  # GT edge ids (int32, like the tree's indices)
+                best_edges[(rt.round, t)] = e.first_optimal(q, v)  # GT edge ids (int32, like the tree's indices)
             values[(rt.round, t)] = v
-        if not keep:  # keep only the roots, which the previous round needs
+        if not keep:  # keep only the roots, which the previous round needs (and the first layer's children)
+            first = rt is tree.rounds[0]
             for t in rt.turns:
-                if t != rt.start_turn:
+                if t != rt.start_turn and not (first and t == rt.start_turn + 1):
                     values.pop((rt.round, t), None)
     return Solution(tree, values, best_edges if best else None)
 
 
-def _minimax(rt: RoundTree, t: int, parent, q, n) -> torch.Tensor:
-    maximize = (t & 1) == ALEX
-    init = float("-inf") if maximize else float("inf")
-    out = torch.full((n,), init, dtype=q.dtype, device=q.device)
-    return out.scatter_reduce_(0, parent, q, "amax" if maximize else "amin")
+def _minimax(rt: RoundTree, t: int, e: _Edges, q) -> torch.Tensor:
+    return e.extreme_per_parent(q, (t & 1) == ALEX)
 
 
 def solve_exact(tree: GameTree, *, keep_values: bool = True) -> Solution:
@@ -96,12 +162,10 @@ def best_response(tree: GameTree, strategy: Strategy, player: int) -> Solution:
     """Values when ``player`` best-responds and the other player follows ``strategy``
     (its probabilities on the other player's edges; the rest are ignored)."""
 
-    def rule(rt: RoundTree, t: int, parent, q, n):
+    def rule(rt: RoundTree, t: int, e: _Edges, q):
         if (t & 1) == player:
-            return _minimax(rt, t, parent, q, n)
-        p = strategy[(rt.round, t)].to(q.dtype)
-        out = torch.zeros((n,), dtype=q.dtype, device=q.device)
-        return out.scatter_add_(0, parent, p * q)
+            return _minimax(rt, t, e, q)
+        return e.add_per_parent(strategy[(rt.round, t)].to(q.dtype) * q)
 
     return _backward(tree, rule, keep=False)
 
@@ -109,9 +173,8 @@ def best_response(tree: GameTree, strategy: Strategy, player: int) -> Solution:
 def strategy_value(tree: GameTree, strategy: Strategy) -> float:
     """Root value when both players follow ``strategy``."""
 
-    def rule(rt: RoundTree, t: int, parent, q, n):
-        p = strategy[(rt.round, t)].to(q.dtype)
-        return torch.zeros((n,), dtype=q.dtype, device=q.device).scatter_add_(0, parent, p * q)
+    def rule(rt: RoundTree, t: int, e: _Edges, q):
+        return e.add_per_parent(strategy[(rt.round, t)].to(q.dtype) * q)
 
     return _backward(tree, rule, keep=False).root_value
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-_POPCOUNT8 = torch.tensor([bin(i).count("1") for i in range(256)], dtype=torch.int8)
+_POPCOUNT16 = torch.tensor([bin(i).count("1") for i in range(1 << 16)], dtype=torch.int64)
 
 
 def repeat_blocks(t_org: torch.Tensor, t_bsz: torch.Tensor, t_rpt: torch.Tensor) -> torch.Tensor:
@@ -58,10 +58,10 @@ def inverse_unique(t_cnt: torch.Tensor, t_inx: torch.Tensor) -> torch.Tensor:
 
 def popcount(x: torch.Tensor) -> torch.Tensor:
     """Number of set bits of non-negative ``int64`` values (at most 63 bits), as ``int64``."""
-    lut = _POPCOUNT8.to(x.device)
-    out = torch.zeros_like(x)
-    for shift in range(0, 64, 8):
-        out += lut[(x >> shift) & 255].long()
+    lut = _POPCOUNT16.to(x.device)
+    out = lut[x & 0xFFFF]
+    for shift in (16, 32, 48):
+        out += lut[(x >> shift) & 0xFFFF]
     return out
 
 

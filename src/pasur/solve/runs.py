@@ -113,8 +113,8 @@ def run_cfr(
     """A CFR solve; with ``out``, its outputs (strategy table, summary, traces, plot) written as
     one folder (see :func:`pasur.common.outputs.output_dir`). Returns ``(result, summary)``."""
     from pasur.common.outputs import check_output_dir, output_dir
-    from pasur.solve.cfr import solve_cfr
     from pasur.solve.exact import solve_exact
+    from pasur.solve.rounds import solve_cfr
     from pasur.solve.tables import summary, write_outputs
 
     params.check()

@@ -25,9 +25,9 @@ from pasur.common.errors import PasurInputError
 from pasur.common.outputs import atomic_path, write_text_atomic
 from pasur.game.cards import format_card
 from pasur.game.state import TURNS_PER_ROUND
-from pasur.solve.cfr import CFRResult
 from pasur.solve.exact import Strategy
 from pasur.solve.infoset import infoset_tensor
+from pasur.solve.rounds import CFRResult
 from pasur.solve.tree import GameTree
 
 CARD_COLUMNS = [f"card_{format_card(c)}" for c in range(52)]
@@ -163,6 +163,10 @@ def summary(result: CFRResult, deck_id: str, device: str, rows: int | None) -> d
         "value": result.game_value(),
         "value_passed_between_rounds": result.value_passed,
         "exploitability": result.exploitability,
+        "exploitability_meaning": "whole game: exact best responses of both players over all rounds (points)",
+        "target": result.target,
+        "target_met": result.target_met,
+        "round_exploitability": [tr.exploitability[-1] for tr in result.traces],
         "rounds": [
             {
                 "round": tr.round,
@@ -171,6 +175,8 @@ def summary(result: CFRResult, deck_id: str, device: str, rows: int | None) -> d
                 "seconds": round(tr.seconds, 4),
                 "exploitability": tr.exploitability[-1],
                 "mean_exploitability": tr.mean_exploitability[-1],
+                "suffix_gap": tr.suffix_gap[-1],
+                "budget": tr.budget,
             }
             for tr in result.traces
         ],

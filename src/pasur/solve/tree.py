@@ -32,6 +32,7 @@ clubs bonus).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -42,6 +43,7 @@ from pasur.game.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, N_ROUNDS
 from pasur.game.rules import Action
 from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
 from pasur.solve.actions import card_points_of, unique_row_actions
+from pasur.solve.deals import Deals, pair_unique
 from pasur.solve.gme import initial_cmp, update_cmp
 from pasur.solve.ops import first_occurrence, inverse_unique, popcount, repeat_blocks_index
 
@@ -60,22 +62,66 @@ class GTLayer:
 
     ``parent``/``child`` index nodes of this and the next layer; ``card``, ``captured``
     (mask) and ``reward`` (points banked, Alex minus Bob) describe each edge's action.
-    In paper mode ``child`` is ``None``: edge ``e`` creates child node ``e``.
+    In paper mode ``child`` is ``None``: edge ``e`` creates child node ``e``. The compact
+    build stores each edge's action as an index (``action``) into per-action tables
+    (``table``: card, captured, reward); the per-edge tensors are made on first use.
     """
 
     n: int
     parent: torch.Tensor | None = None  # int32 [E]
     child: torch.Tensor | None = None  # int32 [E] (compact only)
-    card: torch.Tensor | None = None  # int8 [E]
-    captured: torch.Tensor | None = None  # int64 [E]
-    reward: torch.Tensor | None = None  # int8 [E]
     cmp: torch.Tensor | None = None  # t_cmp [n, m] int8 (compact: of one representative history)
     #: compact mode: each node's (Alex clubs, Bob clubs, last capturer), clubs 7/0 once clinched
     node_scores: torch.Tensor | None = None
+    action: torch.Tensor | None = None  # int32 [E]: row of ``table``
+    table: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None  # card int8, captured int64, reward int8
+    _per_edge: dict = field(default_factory=dict, repr=False)
+
+    def _edge_column(self, i: int, name: str) -> torch.Tensor | None:
+        x = self._per_edge.get(name)
+        if x is None and self.action is not None:
+            x = self._per_edge[name] = torch.index_select(self.table[i], 0, self.action)
+        return x
+
+    @property
+    def card(self) -> torch.Tensor | None:  # int8 [E]
+        return self._edge_column(0, "card")
+
+    @card.setter
+    def card(self, x: torch.Tensor | None) -> None:
+        self._per_edge["card"] = x
+
+    @property
+    def captured(self) -> torch.Tensor | None:  # int64 [E]
+        return self._edge_column(1, "captured")
+
+    @captured.setter
+    def captured(self, x: torch.Tensor | None) -> None:
+        self._per_edge["captured"] = x
+
+    @property
+    def reward(self) -> torch.Tensor | None:  # int8 [E]
+        return self._edge_column(2, "reward")
+
+    @reward.setter
+    def reward(self, x: torch.Tensor | None) -> None:
+        self._per_edge["reward"] = x
 
     @property
     def n_edges(self) -> int:
         return 0 if self.parent is None else int(self.parent.shape[0])
+
+    def nbytes(self) -> int:
+        xs = [
+            self.parent,
+            self.child,
+            self.cmp,
+            self.node_scores,
+            self.action,
+            *(self.table or ()),
+            *self._per_edge.values(),
+        ]
+        return sum(0 if x is None else x.element_size() * x.numel() for x in xs)
 
 
 @dataclass
@@ -124,14 +170,9 @@ class RoundTree:
         return g.parent.long(), g.child.long(), torch.arange(g.n_edges, device=g.parent.device)
 
     def nbytes(self) -> int:
-        total = 0
-        for g in self.gt.values():
-            for x in (g.parent, g.child, g.card, g.captured, g.reward, g.cmp):
-                total += 0 if x is None else x.element_size() * x.numel()
+        total = sum(g.nbytes() for g in self.gt.values())
         for d in (self.fgm, self.edg):
             total += sum(x.element_size() * x.numel() for x in d.values())
-        for g in self.gt.values():
-            total += 0 if g.node_scores is None else g.node_scores.numel()
         for x in (self.scores, self.link, self.terminal_value):
             total += 0 if x is None else x.element_size() * x.numel()
         return total
@@ -139,14 +180,24 @@ class RoundTree:
 
 @dataclass
 class GameTree:
-    """The whole tree from a start state: rounds ``start.round..5``; the root is node 0 of the
-    first layer of the first round."""
+    """The whole tree from a start state, or a forest from several: rounds ``start.round..5``;
+    the root (of start ``k``) is node 0 (``k``) of the first layer of the first round."""
 
     mode: str
     device: torch.device
     start: GameState
     rounds: list[RoundTree]
     seconds: float = 0.0
+    #: every start of a forest (:func:`build_forest`): start ``k`` is node ``k`` of the first layer
+    starts: tuple[GameState, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.starts:
+            self.starts = (self.start,)
+
+    @property
+    def n_roots(self) -> int:
+        return len(self.starts)
 
     def round(self, r: int) -> RoundTree:
         return self.rounds[r - self.start.round]
@@ -228,6 +279,8 @@ class _Frontier:
     clubs: list[torch.Tensor]  # paper: clubs taken this round; compact: effective clubs (normalized)
     last: torch.Tensor  # paper: last capturer this round; compact: effective last capturer
     cmp: torch.Tensor | None = None  # t_cmp [M, m] int8 (paper mode with infosets)
+    #: forests: each node's deal class (which future deals it faces); None for one start
+    world: torch.Tensor | None = None
 
     @property
     def n(self) -> int:
@@ -240,6 +293,7 @@ class _Frontier:
             [c[idx] for c in self.clubs],
             self.last[idx],
             None if self.cmp is None else self.cmp[idx],
+            None if self.world is None else self.world[idx],
         )
 
 
@@ -283,46 +337,61 @@ class TreeBuilder:
 
     # -- public ---------------------------------------------------------------------------
     def build(self, start: GameState) -> GameTree:
-        if start.is_terminal:
+        return self.build_forest([start])
+
+    def build_forest(self, starts: Sequence[GameState]) -> GameTree:
+        """One tree over several starts at the same (round, turn); see :func:`build_forest`."""
+        starts = tuple(starts)
+        if not starts:
+            raise ValueError("a forest needs at least one start")
+        if len({(s.round, s.turn) for s in starts}) != 1:
+            raise ValueError("the starts of a forest must be at the same round and turn")
+        if starts[0].is_terminal:
             raise ValueError("the start state is terminal: there is no tree to build")
         t0 = time.perf_counter()
         dev = self.device
-        lc = 0 if start.last_capturer is None else start.last_capturer + 1
-        ca, cb = start.clubs
+        first = starts[0]
+        deals = Deals(starts, dev)
+        lcs = [0 if s.last_capturer is None else s.last_capturer + 1 for s in starts]
+        clubs = torch.tensor([s.clubs for s in starts], dtype=torch.int64, device=dev).reshape(-1, 2)
+        k = len(starts)
         frontier = _Frontier(
-            hands=[torch.tensor([h], dtype=torch.int64, device=dev) for h in start.hands],
-            pool=torch.tensor([start.pool], dtype=torch.int64, device=dev),
-            clubs=[torch.zeros(1, dtype=torch.int64, device=dev) for _ in range(2)],
-            last=torch.zeros(1, dtype=torch.int64, device=dev),
+            hands=[torch.tensor([s.hands[p] for s in starts], dtype=torch.int64, device=dev) for p in range(2)],
+            pool=torch.tensor([s.pool for s in starts], dtype=torch.int64, device=dev),
+            clubs=[torch.zeros(k, dtype=torch.int64, device=dev) for _ in range(2)],
+            last=torch.zeros(k, dtype=torch.int64, device=dev),
+            world=deals.world(first.round),
         )
         scores = None
         root_fgm = None
         if self.mode == "paper":
-            flag = 1 if ca >= CLUBS_FOR_BONUS else 2 if cb >= CLUBS_FOR_BONUS else 0
-            sa, sb = (0, 0) if flag else (ca, cb)
-            scores = torch.tensor([[sa, sb, flag, lc]], dtype=torch.int8, device=dev)
-            root_fgm = torch.zeros((1, 2), dtype=torch.int32, device=dev)
+            ca, cb, flag = _paper_score(*normalize_clubs(clubs[:, 0], clubs[:, 1]))
+            rows = torch.stack([ca, cb, flag, torch.tensor(lcs, device=dev)], 1)
+            uscores, sid = torch.unique(rows, dim=0, return_inverse=True)
+            scores = uscores.to(torch.int8)
+            root_fgm = torch.stack([torch.arange(k, device=dev), sid], 1).to(torch.int32)
         else:
-            a, b = normalize_clubs(torch.tensor([ca], device=dev), torch.tensor([cb], device=dev))
-            frontier.clubs = [a, b]
-            frontier.last = torch.tensor([lc], dtype=torch.int64, device=dev)
+            frontier.clubs = list(normalize_clubs(clubs[:, 0], clubs[:, 1]))
+            frontier.last = torch.tensor(lcs, dtype=torch.int64, device=dev)
+            from pasur.solve.compact import build_compact
+
+            return build_compact(self, starts, deals, frontier, t0)
         rounds: list[RoundTree] = []
-        turn = start.turn
-        dealt = [[c for c in range(52) if (start.hands[p] >> c) & 1] for p in range(2)]
-        for r in range(start.round, N_ROUNDS):
-            if r > start.round:
-                dealt = [list(start.deck.hand(p, r)) for p in range(2)]
-                frontier.hands = [torch.full_like(frontier.pool, start.deck.hand_mask(p, r)) for p in range(2)]
-            rt, frontier, scores, root_fgm = self._build_round(r, turn, dealt, frontier, scores, root_fgm)
+        turn = first.turn
+        for r in range(first.round, N_ROUNDS):
+            if r > first.round:
+                frontier.hands = deals.hands_of(r, frontier.pool, frontier.world)
+            rt, frontier, scores, root_fgm = self._build_round(r, turn, deals, frontier, scores, root_fgm)
             rounds.append(rt)
             turn = 0
-        tree = GameTree(self.mode, dev, start, rounds)
+        tree = GameTree(self.mode, dev, first, rounds, starts=starts)
         tree.seconds = time.perf_counter() - t0
         return tree
 
-    # -- one round -----------------------------------------------------------------------
-    def _build_round(self, r, start_turn, dealt, frontier: _Frontier, scores, root_fgm):
+    # -- one round (paper mode; compact rounds: pasur.solve.compact) -------------------------
+    def _build_round(self, r, start_turn, deals: Deals, frontier: _Frontier, scores, root_fgm):
         t_start = time.perf_counter()
+        dealt = deals.dealt[r]
         dev = self.device
         inp_mask = 0
         for x in torch.unique(frontier.pool).tolist():
@@ -335,13 +404,12 @@ class TreeBuilder:
         pos = torch.full((52,), -1, dtype=torch.int64, device=dev)
         pos[torch.tensor(inp, dtype=torch.int64, device=dev)] = torch.arange(len(inp), device=dev)
         inp_t = torch.tensor(inp, dtype=torch.int64, device=dev)
-        rt.root_pools, rt.root_hands = frontier.pool, [h[:1] for h in frontier.hands]
+        rt.root_pools = frontier.pool
+        rt.root_hands = [h if frontier.world is not None else h[:1] for h in frontier.hands]
         if self.history:
             frontier.cmp = initial_cmp(frontier.hands, frontier.pool, inp_t)
-        c_scr = None
-        if self.mode == "paper":
-            rt.fgm[start_turn] = root_fgm
-            c_scr = torch.bincount(root_fgm[:, 0].long(), minlength=frontier.n)
+        rt.fgm[start_turn] = root_fgm
+        c_scr = torch.bincount(root_fgm[:, 0].long(), minlength=frontier.n)
 
         for t in range(start_turn, TURNS_PER_ROUND):
             p = t & 1
@@ -351,7 +419,7 @@ class TreeBuilder:
             la, inv = unique_row_actions(frontier.hands[p], frontier.pool, dealt[p], r, inp_mask)
             brf = la.brf[inv]
             n_children = int(brf.sum())
-            n_fgm = int((c_scr * brf).sum()) if c_scr is not None else n_children
+            n_fgm = int((c_scr * brf).sum())
             self.guard.check(r, t + 1, n_children, n_fgm, self.mode, len(inp), self.history)
             act = inverse_unique(la.brf, inv)  # unique-action index of every edge
             parent = torch.arange(frontier.n, device=dev).repeat_interleave(brf, output_size=n_children)
@@ -372,68 +440,35 @@ class TreeBuilder:
             if self.history:
                 cap_rows = ((la.captured.unsqueeze(1) >> inp_t) & 1).to(torch.int8)[act]  # [E, m]
                 update_cmp(child.cmp, pos[card], cap_rows, is_cap, p, t // 2)
-            if self.mode == "compact":
-                child.clubs = list(normalize_clubs(*child.clubs))
-                child, layer.child = self._merge(child, dealt)
-            else:
-                c_child = c_scr[parent]
-                edg = repeat_blocks_index(c_scr, brf)
-                fgm = torch.empty((n_fgm, 2), dtype=torch.int32, device=dev)
-                fgm[:, 1] = rt.fgm[t][:, 1][edg]
-                fgm[:, 0] = torch.arange(n_children, device=dev, dtype=torch.int32).repeat_interleave(
-                    c_child, output_size=n_fgm
-                )
-                rt.fgm[t + 1], rt.edg[t + 1] = fgm, edg.to(torch.int32)
-                c_scr = c_child
+            c_child = c_scr[parent]
+            edg = repeat_blocks_index(c_scr, brf)
+            fgm = torch.empty((n_fgm, 2), dtype=torch.int32, device=dev)
+            fgm[:, 1] = rt.fgm[t][:, 1][edg]
+            fgm[:, 0] = torch.arange(n_children, device=dev, dtype=torch.int32).repeat_interleave(
+                c_child, output_size=n_fgm
+            )
+            rt.fgm[t + 1], rt.edg[t + 1] = fgm, edg.to(torch.int32)
+            c_scr = c_child
             frontier = child
             if self.progress is not None:
-                self.progress(r, t + 1, rt.n_nodes(t + 1) if self.mode == "paper" else frontier.n)
+                self.progress(r, t + 1, rt.n_nodes(t + 1))
 
         last_layer = GTLayer(n=frontier.n)
         self._keep_infosets(last_layer, frontier)
         rt.gt[TURNS_PER_ROUND] = last_layer
-        frontier, scores, root_fgm = self._end_round(rt, frontier)
+        frontier, scores, root_fgm = self._end_round(rt, frontier, deals)
         rt.seconds = time.perf_counter() - t_start
         return rt, frontier, scores, root_fgm
 
     def _keep_infosets(self, layer: GTLayer, frontier: _Frontier) -> None:
-        if not self.history:
-            return
-        layer.cmp = frontier.cmp
-        if self.mode == "compact":
-            layer.node_scores = torch.stack([frontier.clubs[0], frontier.clubs[1], frontier.last], 1).to(torch.int8)
+        if self.history:
+            layer.cmp = frontier.cmp
 
-    def _merge(self, child: _Frontier, dealt) -> tuple[_Frontier, torch.Tensor]:
-        """Compact mode: merge children with the same future (cards, clubs, last capturer)."""
-        local = torch.zeros_like(child.pool)
-        for p in range(2):
-            for i, c in enumerate(dealt[p]):
-                local |= ((child.hands[p] >> c) & 1) << (4 * p + i)
-        loc_key = child.pool | (local << 52)  # 60 bits
-        _, loc_id = torch.unique(loc_key, return_inverse=True)
-        key = (loc_id << 8) | (child.clubs[0] << 5) | (child.clubs[1] << 2) | child.last
-        ukey, inv = torch.unique(key, return_inverse=True)
-        return child.take(first_occurrence(inv, ukey.shape[0])), inv.to(torch.int32)
-
-    def _end_round(self, rt: RoundTree, frontier: _Frontier):
-        """Link the round's terminal nodes to the next round's roots (CodeSnippet 7), or value them."""
+    def _end_round(self, rt: RoundTree, frontier: _Frontier, deals: Deals):
+        """Paper mode: link the round's terminal nodes to the next round's roots (CodeSnippet 7),
+        or value them."""
         dev = self.device
         r = rt.round
-        if self.mode == "compact":
-            # turn 8 was merged on (pool, clubs, last capturer): the next round's roots exactly
-            if r == FINAL_ROUND:
-                pool = frontier.pool
-                rt.terminal_value = _final_value(
-                    frontier.clubs[0],
-                    frontier.clubs[1],
-                    frontier.last,
-                    popcount(pool & CLUB_MASK),
-                    card_points_of(pool),
-                )
-            else:
-                rt.link = torch.arange(frontier.n, dtype=torch.int32, device=dev)
-            return frontier, None, None
-
         # paper mode: new inherited score of every terminal FGT node, from unique (score, running) pairs
         fgm = rt.fgm[TURNS_PER_ROUND]
         sc = rt.scores.long()
@@ -460,7 +495,14 @@ class TreeBuilder:
         new_scores = torch.stack([*_paper_score(ca, cb), last], 1)
         uscores, score_id = torch.unique(new_scores, dim=0, return_inverse=True)
         fgm_score = score_id[pair_inv]  # per terminal FGT node
-        upools, pool_id = torch.unique(frontier.pool, return_inverse=True)
+        if frontier.world is None:
+            upools, pool_id = torch.unique(frontier.pool, return_inverse=True)
+            uworld = None
+        else:  # a root is (next deal class, pool)
+            world = deals.nxt[r][frontier.world]
+            _, pool_id = pair_unique(world, frontier.pool)
+            rep = first_occurrence(pool_id, int(pool_id.max()) + 1)
+            upools, uworld = frontier.pool[rep], world[rep]
         root_key = pool_id[g] * uscores.shape[0] + fgm_score
         uroot, link = torch.unique(root_key, return_inverse=True)  # sorted: grouped by pool id
         rt.link = link.to(torch.int32)
@@ -470,6 +512,7 @@ class TreeBuilder:
             pool=upools,
             clubs=[torch.zeros_like(upools), torch.zeros_like(upools)],
             last=torch.zeros_like(upools),
+            world=uworld,
         )
         return nxt, uscores.to(torch.int8), root_fgm
 
@@ -502,3 +545,20 @@ def build_tree(
     ``infosets`` keeps ``t_cmp`` per layer (for the infoset tensor; in compact mode, of one
     representative history per node, and each node's score)."""
     return TreeBuilder(mode, device, infosets=infosets, memory_limit=memory_limit, progress=progress).build(start)
+
+
+def build_forest(
+    starts: Sequence[GameState],
+    mode: Mode = "compact",
+    device: str | torch.device = "cpu",
+    *,
+    memory_limit: int | None = None,
+    progress=None,
+) -> GameTree:
+    """One tree over several starts at the same (round, turn), each with its own deck (its own
+    future deals), hands, pool, piles and scores: the worlds of a perfect-information Monte Carlo
+    search, solved in one batched pass. Root ``k`` is node ``k`` of the first layer; nodes merge
+    (compact mode) only within a *deal class* (starts with the same cards to come), or, at the end
+    of a round, when the deals of the rounds after it coincide. ``build_tree(start)`` is the
+    one-start case. No infosets are kept (their features assume one deck)."""
+    return TreeBuilder(mode, device, infosets=False, memory_limit=memory_limit, progress=progress).build_forest(starts)

@@ -115,7 +115,11 @@ def _method(job: DeckJob) -> str:
     p = job.cfr
     if p is None:
         return f"exact, {job.tree} tree"
-    stop = f"{p.iterations} iterations" if p.target_exploitability is None else f"target {p.target_exploitability:g}"
+    stop = (
+        f"{p.iterations} iterations"
+        if p.target_exploitability is None
+        else f"whole-game target {p.target_exploitability:g}"
+    )
     return f"{p.method} ({stop}, {job.tree} tree)"
 
 

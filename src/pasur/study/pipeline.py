@@ -44,7 +44,8 @@ MATCHUPS = {
 @dataclass(frozen=True)
 class DeckJob:
     """What to do with every deck. ``cfr``: the CFR run whole (method, stopping rule, DCFR's
-    exponents, updates, sampling seed), or ``None`` for the exact solve alone; ``fit``: fit an
+    exponents, updates, sampling seed; a target bounds the whole game's exploitability), or
+    ``None`` for the exact solve alone; ``fit``: fit an
     XGBoost model to the strategy table; ``games``: self-play games per matchup, whose agents
     are seeded from ``cfr.seed`` (the one sampling seed)."""
 
@@ -153,7 +154,7 @@ def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None
         rec["known_value"] = nd.value
     strategy = None
     if job.needs_table:
-        from pasur.solve.cfr import solve_cfr
+        from pasur.solve.rounds import solve_cfr
         from pasur.solve.tables import write_outputs
 
         result = solve_cfr(tree, job.cfr, dev)
@@ -161,7 +162,8 @@ def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None
         info = write_outputs(folder, result, nd.id, str(dev), extra, table=job.writes_table)
         strategy = result.strategy
         rec["value"] = info["value"]
-        rec["exploitability"] = info["exploitability"]
+        rec["exploitability"] = info["exploitability"]  # whole game
+        rec["target_met"] = info["target_met"]  # None without a target
         rec["iterations"] = sum(result.iterations.values())
         rec["cfr_seconds"] = result.seconds
         rec["strategy_rows"] = info["strategy_rows"]

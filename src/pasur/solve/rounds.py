@@ -1,0 +1,243 @@
+"""Round-by-round CFR over a whole tree (paper section 2.10): rounds 5 -> start, each solved by
+:class:`pasur.solve.cfr.RoundCFR` with the next round's values at its end, and stopped by a
+whole-game exploitability target (see :func:`solve_cfr`)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+
+from pasur.game.state import ALEX
+from pasur.solve.cfr import CFRParams, RoundCFR, RoundTrace, _gather
+from pasur.solve.tree import GameTree
+
+
+@dataclass
+class CFRResult:
+    """A CFR solve: the average strategy per layer (CPU), the root value of that strategy with
+    each round's roots valued under it, the traces, and the whole game's exploitability (exact
+    best responses of both players over all rounds)."""
+
+    tree: GameTree
+    params: CFRParams
+    strategy: dict[tuple[int, int], torch.Tensor]
+    root_value: float
+    traces: list[RoundTrace]
+    exploitability: float
+    iterations: dict[int, int]
+    seconds: float
+    value_passed: str = "value of the round's average strategy (exact backward pass)"
+    #: per round, its roots' (V, A, B): the average strategy's value and the suffix best responses
+    suffix: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = field(default_factory=dict)
+
+    def game_value(self) -> float:
+        from pasur.solve.reference import banked_diff
+
+        return banked_diff(self.tree.start) + self.root_value
+
+    @property
+    def target(self) -> float | None:
+        return self.params.target_exploitability
+
+    @property
+    def target_met(self) -> bool | None:
+        """Whether the whole game's exploitability is within the target (None without one)."""
+        return None if self.target is None else self.exploitability <= self.target
+
+    @property
+    def round_exploitability(self) -> dict[int, float]:
+        """Per round, its final exploitability with the next round's values held fixed (worst root)."""
+        return {tr.round: tr.exploitability[-1] for tr in self.traces}
+
+
+MSE_SAMPLE = 1_000_000
+
+
+def target_shares(tree: GameTree) -> dict[int, float]:
+    """Each round's share of a whole-game target, proportional to the square root of its nodes:
+    if a round's exploitability falls as ``c / iterations``, this split of the target minimizes
+    the total work (nodes x iterations) to reach it."""
+    w = {rt.round: math.sqrt(sum(rt.n_nodes(t) for t in rt.turns)) for rt in tree.rounds}
+    total = sum(w.values())
+    return {r: x / total for r, x in w.items()}
+
+
+def solve_cfr(
+    tree: GameTree,
+    params: CFRParams,
+    device: str | torch.device | None = None,
+    progress: Callable[[int, int, float | None], None] | None = None,
+) -> CFRResult:
+    """Round-by-round CFR over ``tree`` (rounds 5 -> start); see the module docstring.
+
+    A target is a bound on the *whole game's* exploitability. Beside each round's root values
+    ``V`` (of its average strategy), the round passes down the suffix best-response values of
+    both players (``A`` for Alex, ``B`` for Bob: best responses over this round and all later
+    ones). A round's *suffix gap* ``max(A - V) + max(V - B)`` over its roots bounds the gap of
+    every earlier root, since ``A`` and ``B`` of a round are at most that far from ``V`` plus
+    its own best-response gains against ``V``; at the first round (one root) it is exactly the
+    whole game's exploitability. A round stops once its gap is within its budget: its share of
+    the target (:func:`target_shares`) plus the later rounds' shares, so the first round checks
+    the whole target itself. A round that reaches the iteration cap stops there; whether the
+    target was met is the exact whole-game measure (``result.target_met``).
+
+    ``progress(round, iteration, exploitability or None)`` is called after every iteration."""
+    params.check()
+    dev = torch.device(device) if device is not None else tree.device
+    t0 = time.perf_counter()
+    strategy: dict[tuple[int, int], torch.Tensor] = {}
+    traces: list[RoundTrace] = []
+    iterations: dict[int, int] = {}
+    target = params.target_exploitability
+    shares = target_shares(tree)
+    budget = 0.0
+    suffix: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None  # roots' (V, A, B)
+    suffixes = {}
+    for rt in reversed(tree.rounds):
+        t_round = time.perf_counter()
+        if rt.terminal_value is not None:
+            ends = (rt.terminal_value,) * 3
+        else:
+            link = rt.link.long().to(dev)
+            ends = tuple(x[link] for x in suffix)
+        solver = RoundCFR(rt, ends[0], params, dev)
+        ta, tb = (x.to(device=dev, dtype=solver.dtype) for x in ends[1:])
+        budget += shares[rt.round]
+        first = rt is tree.rounds[0]
+        trace = RoundTrace(rt.round, nodes=sum(rt.n_nodes(t) for t in rt.turns))
+        if target is not None:
+            trace.budget = target if first else target * budget
+        sample = _mse_sample(solver, params.seed)
+        snapshots = []
+        measures = _RoundMeasures(ta, tb)
+        limit = params.iterations if params.iterations is not None else params.max_iterations
+        while solver.it < limit:
+            solver.iterate()
+            expl = None
+            if solver.it % params.check_every == 0 or solver.it == limit:
+                measures.measure(solver, with_suffix=target is not None or solver.it == limit)
+                per_root = measures.own[0] - measures.own[1]
+                expl = float(per_root.max())
+                trace.iterations.append(solver.it)
+                trace.exploitability.append(expl)
+                trace.mean_exploitability.append(float(per_root.mean()))
+                snapshots.append(torch.cat([a[s] for a, s in zip(measures.avg, sample, strict=True)]).cpu())
+                if target is not None or solver.it == limit:
+                    suffix = measures.suffix
+                    trace.suffix_gap.append(float((suffix[1] - suffix[0]).max() + (suffix[0] - suffix[2]).max()))
+            if progress is not None:
+                progress(rt.round, solver.it, expl)
+            if expl is not None and target is not None:
+                if trace.suffix_gap[-1] <= trace.budget:
+                    break
+                _focus_on_laggards(solver, measures.suffix, trace.budget)
+        solver.unfocus()
+        avg = measures.avg
+        # (the loop ends on a checkpoint: limit reached or budget met; suffix is of the final average)
+        final = snapshots[-1]
+        trace.mse_to_final = [float(((s - final) ** 2).mean()) if final.numel() else 0.0 for s in snapshots]
+        suffix = tuple(x.to(device=tree.device, dtype=torch.float32) for x in suffix)
+        suffixes[rt.round] = suffix
+        for L, a in zip(solver.layers, avg, strict=True):
+            strategy[(rt.round, L.t)] = a.to(device=tree.device, dtype=torch.float32)
+        iterations[rt.round] = solver.it
+        trace.seconds = time.perf_counter() - t_round
+        traces.append(trace)
+        del solver
+    traces.reverse()
+    root_value = float(suffix[0][0])
+    expl = float(suffix[1][0] - suffix[2][0])  # exact best responses of the whole game, round by round
+    seconds = time.perf_counter() - t0
+    return CFRResult(tree, params, strategy, root_value, traces, expl, iterations, seconds, suffix=suffixes)
+
+
+class _RoundMeasures:
+    """A round's measures at its checkpoints, per root: the best responses against the later
+    rounds' fixed values (the round's own exploitability) and the suffix values (V, A, B); and
+    the average strategy. While the solver is focused on a tree-like round, only the roots it
+    iterates are measured again (the others have not changed); otherwise the whole round."""
+
+    def __init__(self, ta: torch.Tensor, tb: torch.Tensor) -> None:
+        self.ta, self.tb = ta, tb
+        self.own: list[torch.Tensor] | None = None
+        self.suffix: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
+        self.avg: list[torch.Tensor] | None = None
+
+    def measure(self, solver: RoundCFR, with_suffix: bool) -> None:
+        partial = solver.focused and solver.tree_like and self.avg is not None and self.suffix is not None
+        if not partial:
+            solver.unfocus()
+        avg = solver.average_strategy()
+        br = (solver.best_response(avg, ALEX), solver.best_response(avg, 1 - ALEX))
+        if not partial:
+            self.avg, self.own = avg, [x.clone() for x in br]
+            if with_suffix:
+                self.suffix = tuple(x.clone() for x in _suffix(solver, avg, self.ta, self.tb, br))
+            return
+        ids, term = solver.root_ids, solver.terminal_ids
+        sfx = _suffix(solver, avg, _gather(self.ta, term), _gather(self.tb, term), br)
+        for full, part in zip((*self.own, *self.suffix), (*br, *sfx), strict=True):
+            full.index_copy_(0, ids, part)
+        for full, part, sel in zip(self.avg, avg, solver.edge_ids, strict=True):
+            full.index_copy_(0, sel, part)
+
+
+#: roots frozen at a round's first focus may use this share of its budget, split between the two
+#: best-response gains in proportion to their worst values then
+FREEZE_SHARE = 0.8
+#: focus only when the roots still iterated are at most this share of those iterated now
+FOCUS_BELOW = 0.7
+
+
+def _focus_on_laggards(solver: RoundCFR, suffix, budget: float) -> None:
+    """Iterate on only the roots whose suffix best-response gains (``A - V``, ``V - B``) are not
+    yet within their thresholds: the others already fit in the budget, and the round's work
+    shrinks to the part below the laggards. The thresholds are fixed at the round's first focus
+    (frozen roots of a tree-like round never change again); the stopping rule measures all roots."""
+    v, a, b = suffix
+    ga, gb = a - v, v - b
+    if getattr(solver, "freeze", None) is None:
+        ma, mb = max(float(ga.max()), 0.0), max(float(gb.max()), 0.0)
+        share = 0.5 if ma + mb == 0 else ma / (ma + mb)
+        solver.freeze = (FREEZE_SHARE * budget * share, FREEZE_SHARE * budget * (1 - share))
+    active = (ga > solver.freeze[0]) | (gb > solver.freeze[1])
+    if solver.focused and solver.tree_like:
+        active = active[solver.root_ids]  # narrow the focus; frozen roots stay frozen
+    n = int(active.sum())
+    if 0 < n <= FOCUS_BELOW * active.shape[0]:
+        solver.focus(active)
+
+
+def _suffix(solver: RoundCFR, avg, ta, tb, br) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The round's roots under ``avg``: its value ``V`` and the suffix best responses ``A``, ``B``
+    (the round's best responses with the later rounds' suffix best responses at its end). In the
+    last round these are the round's own best responses ``br``."""
+    v = solver.values(avg)
+    if ta is solver.terminal or torch.equal(ta, solver.terminal):
+        a = br[0]
+    else:
+        a = solver.best_response(avg, ALEX, ta)
+    if tb is solver.terminal or torch.equal(tb, solver.terminal):
+        b = br[1]
+    else:
+        b = solver.best_response(avg, 1 - ALEX, tb)
+    return v, a, b
+
+
+def _mse_sample(solver: RoundCFR, seed: int) -> list[torch.Tensor]:
+    """Per layer, the edges whose probabilities the MSE trace follows: all, or about a million."""
+    total = solver.n_edges
+    out = []
+    g = torch.Generator().manual_seed(seed)
+    for L in solver.layers:
+        e = int(L.parent.shape[0])
+        if total <= MSE_SAMPLE:
+            out.append(torch.arange(e, device=solver.device))
+        else:
+            k = max(1, e * MSE_SAMPLE // total)
+            out.append(torch.randperm(e, generator=g)[:k].to(solver.device))
+    return out
