@@ -8,10 +8,12 @@ from typing import Annotated
 import typer
 
 from pasur.cli import app
-from pasur.cli.common import DECK, AsciiOpt, DeckChoice, JsonOpt, SampleSeedOpt, command, err, note
+from pasur.cli.common import DECK, AsciiOpt, DeckChoice, JsonOpt, SampleSeedOpt, command, err, given, note
+from pasur.common.errors import PasurInputError
 from pasur.game.cards import JACK_MASK, clubs_in, format_cards, seed_decks
 from pasur.game.state import GameState
 from pasur.play.agents import AGENT_NAMES, ExactAgent, GameAborted, make_agent, play_game
+from pasur.web.levels import DEFAULT_LEVEL, LEVELS
 
 
 @command(app)
@@ -52,8 +54,21 @@ def show(deck: DeckChoice = DECK, ascii_cards: AsciiOpt = False) -> None:
 
 @command(app)
 def play(
-    alex: Annotated[str, typer.Option("--alex", help=f"Alex's agent: {', '.join(AGENT_NAMES)}.")] = "greedy",
-    bob: Annotated[str, typer.Option("--bob", help=f"Bob's agent: {', '.join(AGENT_NAMES)}.")] = "random",
+    alex: Annotated[
+        str, typer.Option("--alex", help=f"Alex's agent: {', '.join(AGENT_NAMES)}; with --hidden, a level or human.")
+    ] = "greedy",
+    bob: Annotated[
+        str, typer.Option("--bob", help=f"Bob's agent: {', '.join(AGENT_NAMES)}; with --hidden, a level or human.")
+    ] = "random",
+    hidden: Annotated[
+        bool,
+        typer.Option(
+            "--hidden",
+            help=f"The real game: a human sees only their own hand. Levels: {', '.join(LEVELS)}; "
+            "the seat not named is the human (default: --alex human --bob best); '?' asks for a hint; "
+            "the replay with every card open follows the game.",
+        ),
+    ] = False,
     deck: DeckChoice = DECK,
     sample_seed: SampleSeedOpt = 0,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the log as a Markdown table.")] = False,
@@ -61,7 +76,11 @@ def play(
     ascii_cards: AsciiOpt = False,
 ) -> None:
     """Play one game between two agents (`human` plays at the terminal) and print the log, the
-    Surs and the clubs bonus, and the score."""
+    Surs and the clubs bonus, and the score. With --hidden, play the hidden-hand game against an
+    AI level, with hints and the open-hand replay at the end."""
+    if hidden:
+        _play_hidden(alex, bob, deck, sample_seed, markdown, as_json, ascii_cards)
+        return
     a = make_agent(alex, seed=sample_seed)
     b = make_agent(bob, seed=sample_seed + 1)
     nd = deck.one("play")
@@ -88,3 +107,68 @@ def play(
     else:
         typer.echo(f"deck {nd.id}: {nd.deck}\nAlex: {alex}, Bob: {bob}\n")
         typer.echo(log.to_text(unicode=not ascii_cards))
+
+
+def _hidden_seats(alex: str, bob: str) -> tuple[str, str]:
+    """The two seats of a hidden game: levels or ``human``; a seat not named is the human's."""
+    named = given("alex", "bob")
+    if not named:
+        alex, bob = "human", DEFAULT_LEVEL
+    elif named == {"bob"}:
+        alex = "human" if bob != "human" else DEFAULT_LEVEL
+    elif named == {"alex"}:
+        bob = "human" if alex != "human" else DEFAULT_LEVEL
+    choices = ", ".join((*LEVELS, "human"))
+    for who, name in (("--alex", alex), ("--bob", bob)):
+        if name != "human" and name not in LEVELS:
+            raise PasurInputError(f"{who} {name!r}: with --hidden, choose a level or human ({choices})")
+    if alex == bob == "human":
+        raise PasurInputError("with --hidden, at most one human plays (the other would see their hand)")
+    return alex, bob
+
+
+def _play_hidden(alex, bob, deck: DeckChoice, sample_seed, markdown, as_json, ascii_cards) -> None:
+    """``play --hidden``: the hidden-hand game; a human sees only their information state."""
+    import random
+
+    from pasur.game.cards import NamedDeck, random_deck
+    from pasur.game.gamelog import GameLog
+    from pasur.hidden.game import play_hidden
+    from pasur.web.levels import HINT_LEVEL, make_level
+    from pasur.web.replay import replay_hand
+    from pasur.web.terminal import TerminalPlayer, announce, replay_lines
+
+    alex, bob = _hidden_seats(alex, bob)
+    # a random deal stays secret: no seed is printed that would tell the human the cards
+    nd = deck.one("play") if deck.any else NamedDeck("random", random_deck(random.SystemRandom()))
+    names = (alex, bob)
+    human = names.index("human") if "human" in names else None
+    u = not ascii_cards
+    agents = [
+        TerminalPlayer(lambda: make_level(HINT_LEVEL, seed=sample_seed), unicode=u)
+        if name == "human"
+        else make_level(name, seed=sample_seed + p)
+        for p, name in enumerate(names)
+    ]
+    if human is not None:
+        typer.echo(f"You are {('Alex', 'Bob')[human]}, against the {names[1 - human]} AI. Alex leads every round.")
+    try:
+        result = play_hidden(nd.deck, agents, on_move=announce(human, names, unicode=u))
+    except GameAborted as e:
+        note(f"game aborted: {e}")
+        raise typer.Exit(1) from None
+    log = GameLog(nd.deck, tuple(m.action for m in result.moves))
+    replay = None
+    if human is not None:
+        with err.status("solving the deal with every card open for the replay"):
+            replay = replay_hand(nd.deck, result.moves, human)
+    if as_json:
+        out = json.loads(log.to_json())
+        if replay is not None:
+            out["replay"] = replay
+        typer.echo(json.dumps(out, ensure_ascii=False))
+        return
+    typer.echo(f"\ndeck {nd.id}: {nd.deck}\nAlex: {alex}, Bob: {bob}\n")
+    typer.echo(log.to_markdown(unicode=u) if markdown else log.to_text(unicode=u))
+    if replay is not None:
+        typer.echo("\n" + "\n".join(replay_lines(replay, unicode=u)))

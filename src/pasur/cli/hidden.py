@@ -1,0 +1,127 @@
+"""``pasur arena`` (agents of the hidden-hand game on duplicate deals) and ``pasur hidden-train``
+(the boundary value their round-horizon search uses)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pasur.cli import app
+from pasur.cli.common import DeviceOpt, JsonOpt, OverwriteOpt, QuietOpt, SampleSeedOpt, command, note
+from pasur.common.errors import PasurInputError
+from pasur.hidden.registry import AGENT_HELP
+
+DeckSeedOpt = Annotated[
+    int, typer.Option("--seed", min=0, help="The deck seed: deals are the decks of seeds S..S+N-1.")
+]
+
+
+def _split(text: str | None, sep: str = ",") -> list[str]:
+    return [x.strip() for x in (text or "").split(sep) if x.strip()]
+
+
+@command(app)
+def arena(
+    out: Annotated[Path, typer.Option("--out", help="Folder of the arena (created; rerun to resume or extend).")],
+    agents: Annotated[str, typer.Option("--agents", help=f"Comma-separated agents: {AGENT_HELP}.")],
+    deals: Annotated[int, typer.Option("--deals", min=1, max=10_000_000, help="Duplicate deals per pair.")] = 500,
+    seed: DeckSeedOpt = 0,
+    pairs: Annotated[
+        str | None,
+        typer.Option("--pairs", help="Only these pairs, comma-separated A/B (default: every pair of --agents)."),
+    ] = None,
+    sample_seed: SampleSeedOpt = 0,
+    chunk: Annotated[
+        int, typer.Option("--chunk", min=1, max=100_000, help="Deals per task (played in lockstep).")
+    ] = 25,
+    workers: Annotated[
+        int | None, typer.Option("--workers", min=1, max=4096, help="Tasks at once (default: CPUs).")
+    ] = None,
+    engine: Annotated[
+        str, typer.Option("--engine", help="ray, or inline: one task at a time in this process.")
+    ] = "ray",
+    device: DeviceOpt = None,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Play agents of the hidden-hand game against each other on duplicate deals (each deck twice,
+    seats swapped): A's margin per deal with a 95 % interval, win/tie/loss rates, a pairwise table.
+    Results in DIR/results.json, DIR/table.md, DIR/deals.csv; rerun to resume."""
+    from rich.progress import BarColumn, MofNCompleteColumn
+
+    from pasur.common.console import progress_display
+    from pasur.common.device import resolve_device
+    from pasur.hidden.arena import ArenaSpec, run_arena
+
+    names = _split(agents)
+    if len(names) < 2:
+        raise PasurInputError("--agents needs at least two agents, comma-separated")
+    dev = str(resolve_device(device or "cpu"))
+    if pairs is None:
+        spec = ArenaSpec.all_pairs(names, deals=deals, seed=seed, sample_seed=sample_seed, chunk=chunk, device=dev)
+    else:
+        chosen = []
+        for p in _split(pairs):
+            ab = _split(p, "/")
+            if len(ab) != 2 or any(x not in names for x in ab):
+                raise PasurInputError(f"--pairs: {p!r} is not A/B with A and B among --agents")
+            chosen.append((ab[0], ab[1]))
+        spec = ArenaSpec(tuple(names), tuple(chosen), deals, seed, sample_seed, chunk, dev)
+    with progress_display(quiet or as_json, BarColumn(), MofNCompleteColumn()) as progress:
+        task = progress.add_task("arena: chunks", total=None)
+
+        def started(n_todo: int, n_skipped: int) -> None:
+            progress.update(task, total=n_todo)
+            if not quiet and not as_json:
+                note(f"arena into {out}: {n_todo} chunks of {chunk} deals to play, {n_skipped} done before")
+
+        def chunk_done(res: dict) -> None:
+            progress.update(task, advance=1, description=f"arena: {res['a']} vs {res['b']}")
+
+        try:
+            run = run_arena(spec, out, engine=engine, workers=workers, on_start=started, on_chunk=chunk_done)
+        except KeyboardInterrupt:
+            note("interrupted: finished chunks are kept; rerun the same command to go on")
+            raise typer.Exit(130) from None
+    results = run.results
+    if as_json:
+        light = [{k: v for k, v in p.items() if k != "records"} for p in results["pairs"]]
+        typer.echo(json.dumps({"out": str(out), "seconds": round(run.seconds, 1), "pairs": light}, indent=1))
+        return
+    from pasur.hidden.report import markdown_table
+
+    light = {**results, "pairs": [{k: v for k, v in p.items() if k != "records"} for p in results["pairs"]]}
+    typer.echo(markdown_table(light))
+    typer.echo(f"\n{run.ran} chunks played, {run.skipped} done before; {run.seconds:.1f} s; outputs in {out}")
+
+
+@command(app, name="hidden-train")
+def hidden_train(
+    out: Annotated[Path, typer.Option("--out", help="The weights file to write (a .pt file).")],
+    games: Annotated[int, typer.Option("--games", min=10, max=10_000_000, help="Games played for positions.")] = 12_000,
+    deals: Annotated[int, typer.Option("--deals", min=1, max=100, help="Random next deals per position.")] = 2,
+    epochs: Annotated[int, typer.Option("--epochs", min=1, max=10_000, help="Training epochs per round.")] = 40,
+    sample_seed: SampleSeedOpt = 0,
+    overwrite: OverwriteOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Fit the boundary value of the round-horizon search (the expected future at the end of a round,
+    before the next deal), backwards from round 5; the shipped weights came from the defaults."""
+    from pasur.common.outputs import check_output_file
+    from pasur.hidden.train import train_boundary
+
+    path = check_output_file(out, overwrite=overwrite)
+    learned, report = train_boundary(games, deals, epochs, seed=sample_seed, on_step=None if as_json else note)
+    learned.save(path, report)
+    if as_json:
+        typer.echo(json.dumps({"out": str(path), **report}, indent=1))
+    else:
+        typer.echo(f"boundary value written to {path} in {report['seconds']:.0f} s")
+        for r, rep in sorted(report["rounds"].items()):
+            typer.echo(
+                f"  after round {r}: held-out RMSE {rep['val_rmse']} (predicting the mean: "
+                f"{rep['val_rmse_of_mean']}), {rep['samples']:,} samples"
+            )

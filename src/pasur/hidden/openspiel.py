@@ -1,0 +1,365 @@
+"""The hidden-hand game as an OpenSpiel Python game (``python_pasur``), and OpenSpiel's
+information-set MCTS as an agent of the arena.
+
+OpenSpiel (``open_spiel``, a test/optional dependency) is imported only when this module is;
+:func:`require_pyspiel` turns its absence into a one-line error. The game deals card by card
+(chance nodes: the 4 pool cards, uniform over the non-Jacks left; then each round's 4 + 4 hand
+cards, uniform over the cards left), then plays with the scalar rules. A player's information
+state string holds exactly our :class:`~pasur.hidden.infostate.InfoState`. Actions are global ids:
+``0..51`` lay a card; then every numeric capture (played card, subset of the 2764), a Jack's
+capture, a Queen's or King's capture of one card.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from pasur.common.errors import PasurInputError
+from pasur.game.cards import ALL_CARDS, JACK, JACK_MASK, NUMERIC_MASK, Deck, cards_of, format_card, rank
+from pasur.game.rules import Action
+from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
+from pasur.hidden.agents import HiddenAgent
+from pasur.hidden.game import observe
+from pasur.hidden.infostate import InfoState, Move
+
+GAME_NAME = "python_pasur"
+
+
+def require_pyspiel():
+    """``pyspiel``, or a one-line error saying how to get it."""
+    try:
+        import pyspiel
+    except ImportError:
+        raise PasurInputError(
+            "OpenSpiel is not installed: pip install open-spiel==2.0.2 (the test extra) for OpenSpiel agents"
+        ) from None
+    return pyspiel
+
+
+# ---------------------------------------------------------------- action ids
+
+
+@lru_cache(maxsize=1)
+def _action_table() -> tuple[dict[tuple[int, int], int], list[tuple[int, int]]]:
+    """(card, captured or -1 for 'a Jack takes what it can') <-> id."""
+    from pasur.solve.actions import numeric_subsets
+
+    keys: list[tuple[int, int]] = [(c, 0) for c in range(52)]
+    for s in numeric_subsets():
+        for c in cards_of(s):
+            keys.append((c, s & ~(1 << c)))
+    keys += [(j, -1) for j in range(4 * JACK, 4 * JACK + 4)]
+    for r in (11, 12):  # Queen, King: take one card of the same rank
+        for c in range(4 * r, 4 * r + 4):
+            keys += [(c, 1 << t) for t in range(4 * r, 4 * r + 4) if t != c]
+    return {k: i for i, k in enumerate(keys)}, keys
+
+
+def n_actions() -> int:
+    return len(_action_table()[1])
+
+
+def action_id(action: Action) -> int:
+    ids, _ = _action_table()
+    key = (action.card, -1 if rank(action.card) == JACK and action.captured else action.captured)
+    return ids[key]
+
+
+def action_of(aid: int, pool: int) -> Action:
+    card, cap = _action_table()[1][aid]
+    return Action(card, pool & (NUMERIC_MASK | JACK_MASK) if cap == -1 else cap)
+
+
+# ---------------------------------------------------------------- the game
+
+
+def _info_string(info: InfoState) -> str:
+    moves = " ".join(f"{m.player}{format_card(m.card)}/{m.captured:x}" for m in info.moves)
+    return (
+        f"p{info.player} r{info.round} t{info.turn} pool0 {info.initial_pool:x} hand {info.hand:x} "
+        f"pool {info.pool:x} moves {moves}"
+    )
+
+
+def _register():
+    pyspiel = require_pyspiel()
+    if GAME_NAME in pyspiel.registered_names():
+        return pyspiel
+    game_type = pyspiel.GameType(
+        short_name=GAME_NAME,
+        long_name="Pasur (hidden hands)",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.ZERO_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=2,
+        min_num_players=2,
+        provides_information_state_string=True,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=False,
+        parameter_specification={},
+    )
+    game_info = pyspiel.GameInfo(
+        num_distinct_actions=n_actions(),
+        max_chance_outcomes=52,
+        num_players=2,
+        min_utility=-200.0,
+        max_utility=200.0,
+        utility_sum=0.0,
+        max_game_length=52 + 48,
+    )
+
+    class PasurGame(pyspiel.Game):
+        def __init__(self, params=None):
+            super().__init__(game_type, game_info, params or {})
+
+        def new_initial_state(self):
+            return PasurState(self)
+
+        def make_py_observer(self, iig_obs_type=None, params=None):
+            return _Observer()
+
+    class PasurState(pyspiel.State):
+        """Dealt cards so far (deck order), the open-hand state once a round is dealt, the moves."""
+
+        def __init__(self, game, dealt=(), gs=None, moves=()):
+            super().__init__(game)
+            self.dealt = list(dealt)
+            self.gs: GameState | None = gs
+            self.moves = list(moves)
+
+        def __deepcopy__(self, memo):  # OpenSpiel clones by deepcopy; the parts are immutable
+            return PasurState(self.get_game(), self.dealt, self.gs, self.moves)
+
+        def _dealing(self) -> bool:
+            if self.gs is None:
+                return True
+            return self.gs.turn == TURNS_PER_ROUND and self.gs.round < FINAL_ROUND
+
+        def current_player(self):
+            if self.gs is not None and self.gs.is_terminal:
+                return pyspiel.PlayerId.TERMINAL
+            if self._dealing():
+                return pyspiel.PlayerId.CHANCE
+            return self.gs.player
+
+        def _legal_actions(self, player):
+            return sorted(action_id(a) for a in self.gs.legal_actions())
+
+        def chance_outcomes(self):
+            left = ALL_CARDS
+            for c in self.dealt:
+                left &= ~(1 << c)
+            if len(self.dealt) < 4:
+                left &= ~JACK_MASK
+            cards = cards_of(left)
+            return [(c, 1.0 / len(cards)) for c in cards]
+
+        def _apply_action(self, action):
+            if self._dealing():
+                self.dealt.append(int(action))
+                if len(self.dealt) % 8 == 4 and len(self.dealt) > 4:
+                    self._start_round()
+                return
+            gs = self.gs
+            act = action_of(int(action), gs.pool)
+            self.moves.append(Move(gs.player, gs.round, act.card, act.captured))
+            gs = gs.play(act)
+            if gs.turn == TURNS_PER_ROUND and gs.round == FINAL_ROUND:
+                gs = gs.end_round()
+            self.gs = gs
+
+        def _start_round(self):
+            """All 8 cards of a round are dealt: the open-hand state of its first turn."""
+            rest = [c for c in range(52) if c not in set(self.dealt)]
+            deck = Deck(tuple(self.dealt + rest))  # the undealt order is a placeholder, never read
+            rnd = (len(self.dealt) - 12) // 8
+            hands = (deck.hand_mask(0, rnd), deck.hand_mask(1, rnd))
+            if self.gs is None:
+                self.gs = GameState.initial(deck)
+            else:
+                g = self.gs
+                self.gs = GameState(deck, rnd, 0, hands, g.pool, g.piles, g.surs, g.last_capturer)
+
+        def _action_to_string(self, player, action):
+            if player == pyspiel.PlayerId.CHANCE:
+                return f"deal {format_card(int(action))}"
+            card, cap = _action_table()[1][int(action)]
+            if cap == 0:
+                return f"lay {format_card(card)}"
+            return f"{format_card(card)} takes " + (
+                "all it can" if cap == -1 else " ".join(format_card(c) for c in cards_of(cap))
+            )
+
+        def is_terminal(self):
+            return self.gs is not None and self.gs.is_terminal
+
+        def returns(self):
+            if not self.is_terminal():
+                return [0.0, 0.0]
+            u = float(self.gs.utility())
+            return [u, -u]
+
+        def info(self, player: int) -> InfoState:
+            return observe(self.gs, self.moves, player)
+
+        def resample_from_infostate(self, player_id, probability_sampler):
+            seed = int(probability_sampler() * 2**32)
+            return state_from_info(self.get_game(), self.info(player_id), np.random.default_rng(seed))
+
+        def __str__(self):
+            return "dealing" if self.gs is None else str(self.gs)
+
+    class _Observer:
+        """The information state string of a player (with or without perfect recall: the same)."""
+
+        def __init__(self):
+            self.tensor = np.zeros(0, np.float32)
+            self.dict = {}
+
+        def set_from(self, state, player):
+            pass
+
+        def string_from(self, state, player):
+            if state.gs is None:
+                return f"p{player} dealing {len(state.dealt)}"
+            return _info_string(state.info(player))
+
+    pyspiel.register_game(game_type, PasurGame)
+    _register.state_class = PasurState  # type: ignore[attr-defined]
+    return pyspiel
+
+
+def load_game():
+    """The registered OpenSpiel game (registering it on first use)."""
+    return _register().load_game(GAME_NAME)
+
+
+def state_from_info(game, info: InfoState, rng: np.random.Generator):
+    """An OpenSpiel state at ``info``'s position in a world drawn uniformly among those consistent
+    with it: the deals so far of that world, the moves; later deals are left to chance."""
+    from pasur.hidden.worlds import sample_worlds, world_deck
+
+    w = sample_worlds(info, 1, rng=rng)
+    deck = world_deck(info, int(w.opp_hand[0]), [int(c) for c in w.undealt[0]])
+    n_dealt = 12 + 8 * info.round
+    state = _register.state_class(game, deck.cards[:n_dealt])  # type: ignore[attr-defined]
+    hands = [0, 0]
+    hands[info.player], hands[1 - info.player] = info.hand, int(w.opp_hand[0])
+    state.gs = GameState(
+        deck, info.round, info.turn, (hands[0], hands[1]), info.pool, info.piles, info.surs, info.last_capturer
+    )
+    state.moves = list(info.moves)
+    return state
+
+
+class RoundRolloutEvaluator:
+    """An OpenSpiel MCTS evaluator: a random rollout to the end of the current round, valued there
+    by the boundary value (:mod:`pasur.hidden.boundary`; exact at the end of the game). Rollouts to
+    the end of the game through OpenSpiel's Python layers cost tens of milliseconds each."""
+
+    def __init__(self, random_state: np.random.RandomState, boundary=None) -> None:
+        from pasur.hidden.boundary import default_boundary
+
+        self.rs = random_state
+        self.boundary = boundary if boundary is not None else default_boundary("cpu")
+
+    def evaluate(self, state):
+        import torch
+
+        from pasur.solve.reference import banked_diff, club_key
+
+        if state.is_terminal():
+            return np.array(state.returns())
+        if state.gs is None or state.is_chance_node():  # between rounds: nothing played yet
+            gs = state.gs
+        else:
+            gs = state.gs
+            while gs.turn < TURNS_PER_ROUND:
+                acts = gs.legal_actions()
+                gs = gs.play(acts[self.rs.randint(len(acts))])
+        if gs.round == FINAL_ROUND:
+            v = float(gs.end_round().utility())
+        else:
+            ca, cb = club_key(gs.clubs)
+            last = 0 if gs.last_capturer is None else gs.last_capturer + 1
+            remaining = ALL_CARDS & ~(gs.pool | gs.piles[0] | gs.piles[1])
+
+            def one(x):
+                return torch.tensor([x], dtype=torch.int64)
+
+            future = float(self.boundary(gs.round, one(gs.pool), one(ca), one(cb), one(last), one(remaining))[0])
+            v = banked_diff(gs) + future
+        return np.array([v, -v])
+
+    def prior(self, state):
+        legal = state.legal_actions(state.current_player())
+        return [(a, 1.0 / len(legal)) for a in legal]
+
+
+class ISMCTSAgent(HiddenAgent):
+    """OpenSpiel's information-set MCTS (``ISMCTSBot``) with ``simulations`` per move, started from
+    a world sampled from the information state (it never sees the true hidden cards; it resamples
+    worlds itself, with our sampler, at every simulation). Leaves are valued by a random rollout to
+    the end of the round and the boundary value (``rollout="round"``) or, OpenSpiel's default, a
+    random rollout to the end of the game (``rollout="game"``)."""
+
+    def __init__(self, simulations: int = 200, *, seed: int = 0, uct_c: float = 10.0, rollout: str = "round") -> None:
+        require_pyspiel()
+        from open_spiel.python.algorithms import ismcts, mcts
+
+        self.game = load_game()
+        self.simulations = simulations
+        self.seed = seed
+        self.name = f"ismcts:{simulations}" + (":game" if rollout == "game" else "")
+        self._rs = np.random.RandomState(seed)
+        if rollout == "game":
+            evaluator = mcts.RandomRolloutEvaluator(1, self._rs)
+        elif rollout == "round":
+            evaluator = RoundRolloutEvaluator(self._rs)
+        else:
+            raise ValueError(f"unknown rollout {rollout!r} (round or game)")
+        self.bot = ismcts.ISMCTSBot(
+            self.game,
+            evaluator,
+            uct_c,
+            simulations,
+            random_state=self._rs,
+            final_policy_type=ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
+        )
+        self._rng = np.random.default_rng(seed)
+        # worlds resampled at every simulation by our sampler, seeded per decision (reproducible)
+        self.bot.set_resampler(lambda state, player: state_from_info(self.game, state.info(player), self._rng))
+
+    def _search(self, info: InfoState):
+        from pasur.hidden.worlds import info_seed
+
+        self._rng = info_seed(info, self.seed)
+        self._rs.seed(int(self._rng.integers(2**31)))
+        state = state_from_info(self.game, info, self._rng)
+        policy = self.bot.run_search(state)
+        return state, policy
+
+    def action_values(self, info: InfoState) -> list[tuple[Action, float]]:
+        actions = info.legal_actions()
+        if len(actions) == 1:
+            return [(actions[0], float(info.margin))]
+        _, _ = self._search(info)
+        node = self.bot._root_node
+        vals = []
+        for a in actions:
+            child = node.child_info.get(action_id(a))
+            vals.append((a, float(child.value()) if child is not None and child.visits > 0 else float("-inf")))
+        return vals
+
+    def choose(self, info: InfoState) -> Action:
+        actions = info.legal_actions()
+        if len(actions) == 1:
+            return actions[0]
+        _, policy = self._search(info)
+        best = max(policy, key=lambda ap: ap[1])[0]
+        return action_of(int(best), info.pool)

@@ -1,0 +1,207 @@
+"""Perfect-information Monte Carlo (PIMC) and its information-set-consistent variant.
+
+PIMC(K) samples K worlds consistent with the information state (:mod:`pasur.hidden.worlds`),
+solves each open-hand, averages each legal action's value over the worlds and plays the best.
+All worlds of all the decisions asked at once are solved in one batched tensor pass.
+
+``horizon="round"`` (the default) solves to the end of the current round and values the position
+before the next deal with a boundary value (:mod:`pasur.hidden.boundary`): milliseconds per
+world in every round, and no pretence of knowing the later deals. ``horizon="game"`` is textbook
+PIMC: every world solved exactly to the end of the game with the open-hand solver's forest
+(:func:`pasur.solve.tree.build_forest`), about 0.3 s per world from round 0.
+
+``mode="consistent"`` (agent ``ispimc``) makes the agent's own later choices in the round the same
+in every world it cannot tell apart (:mod:`pasur.hidden.roundsolve`), which removes the strategy
+fusion of plain PIMC; it needs the round horizon.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from pasur.game.cards import cards_of, points_in
+from pasur.game.rules import Action
+from pasur.game.state import FINAL_ROUND
+from pasur.hidden.agents import HiddenAgent
+from pasur.hidden.infostate import InfoState
+from pasur.hidden.roundsolve import Roots, solve_round
+from pasur.hidden.worlds import Worlds, info_seed, sample_worlds, world_state
+
+HORIZONS = ("round", "game")
+#: roots solved in one call at most (bounds memory: about 600 nodes per root at a round's start)
+MAX_ROOTS = 2048
+
+
+def banked(info: InfoState) -> int:
+    """Alex minus Bob of the points that can no longer change: card points and Surs (the clubs
+    bonus is paid at the end, so the solvers count it in the future)."""
+    a = points_in(info.piles[0]) + 5 * info.surs[0]
+    b = points_in(info.piles[1]) + 5 * info.surs[1]
+    return a - b
+
+
+class PIMCAgent(HiddenAgent):
+    """PIMC(K); see the module docstring. ``boundary``: the value at the deal boundary (default:
+    the shipped learned one); ``seed``: the seed of world sampling (mixed with the information
+    state, so decisions do not depend on batching)."""
+
+    def __init__(
+        self,
+        worlds: int = 50,
+        *,
+        horizon: str = "round",
+        mode: str = "minimax",
+        boundary=None,
+        seed: int = 0,
+        device: str | torch.device = "cpu",
+        name: str | None = None,
+        balanced: bool = True,
+        others: int = 4,
+        infer: bool = False,
+    ) -> None:
+        if worlds < 1:
+            raise ValueError(f"PIMC needs at least one world, got {worlds}")
+        if horizon not in HORIZONS:
+            raise ValueError(f"unknown horizon {horizon!r} (choose from {', '.join(HORIZONS)})")
+        if mode != "minimax" and horizon != "round":
+            raise ValueError("the consistent modes solve one round: they need horizon='round'")
+        self.k = worlds
+        self.horizon = horizon
+        self.mode = mode
+        self.seed = seed
+        self.balanced = balanced
+        self.others = others
+        self.infer = infer
+        self.device = torch.device(device)
+        if boundary is None and horizon == "round":
+            from pasur.hidden.boundary import default_boundary
+
+            boundary = default_boundary(str(self.device))
+        self.boundary = boundary
+        prefix = {"minimax": "pimc", "consistent": "ispimc", "both": "ispimc2"}[mode]
+        self.name = name or f"{prefix}:{worlds}" + (":game" if horizon == "game" else "")
+
+    # -- the interface -------------------------------------------------------------------------
+    def action_values(self, info: InfoState) -> list[tuple[Action, float]]:
+        return self.values_batch([info])[0]
+
+    def choose(self, info: InfoState) -> Action:
+        return self.choose_batch([info])[0]
+
+    def choose_batch(self, infos: Sequence[InfoState]) -> list[Action]:
+        out = []
+        for vals in self.values_batch(infos):
+            best = max(v for _, v in vals)
+            out.append(next(a for a, v in vals if v == best))
+        return out
+
+    def values_batch(self, infos: Sequence[InfoState]) -> list[list[tuple[Action, float]]]:
+        """Each decision's legal actions with their expected final margin for the mover."""
+        results: list[list[tuple[Action, float]] | None] = [None] * len(infos)
+        todo = []
+        for i, info in enumerate(infos):
+            actions = info.legal_actions()
+            if len(actions) == 1:  # nothing to decide
+                results[i] = [(actions[0], float(info.margin))]
+            else:
+                todo.append(i)
+        worlds = {i: sample_worlds(infos[i], self.k, self.seed, balanced=self.balanced) for i in todo}
+        if self.infer:
+            from pasur.hidden.inference import opponent_weights
+
+            worlds = {i: opponent_weights(infos[i], w) for i, w in worlds.items()}
+        if self.horizon == "game":
+            for i in todo:
+                q = self._solve_game(infos[i], worlds[i])
+                results[i] = self._finish(infos[i], q, worlds[i].weight)
+        else:
+            by_layer: dict[tuple[int, int], list[int]] = {}
+            for i in todo:
+                by_layer.setdefault((infos[i].round, infos[i].turn), []).append(i)
+            per_call = max(1, MAX_ROOTS // (self.k * (self.others if self.mode == "both" else 1)))
+            for same in by_layer.values():
+                for lo in range(0, len(same), per_call):
+                    part = same[lo : lo + per_call]
+                    qs = self._solve_rounds([infos[i] for i in part], [worlds[i] for i in part])
+                    for i, q in zip(part, qs, strict=True):
+                        results[i] = self._finish(infos[i], q, worlds[i].weight)
+        return results  # type: ignore[return-value]
+
+    # -- solving -------------------------------------------------------------------------------
+    def _finish(self, info: InfoState, q: np.ndarray, weight: np.ndarray) -> list[tuple[Action, float]]:
+        """[K, A] future values (Alex minus Bob) -> each action's expected final margin for the mover."""
+        mean = (weight[:, None] * q).sum(0) / weight.sum()
+        sign = 1 if info.player == 0 else -1
+        return [(a, float(sign * (banked(info) + m))) for a, m in zip(info.legal_actions(), mean, strict=True)]
+
+    def _solve_rounds(self, infos: list[InfoState], worlds: list[Worlds]) -> list[np.ndarray]:
+        """One batched round solve for decisions at the same (round, turn): per decision, its K
+        worlds (and, in ``both`` mode, ``others - 1`` more hands of the mover per world, that the
+        opponent cannot rule out); returns each decision's [K, A] values (true hand only)."""
+        dev = self.device
+        me = infos[0].player
+        mine, opp, rest, group, weight, first = [], [], [], [], [], []
+        for g, (info, w) in enumerate(zip(infos, worlds, strict=True)):
+            first.append(len(mine))
+            unseen = info.unseen
+            for j in range(w.k):
+                h = int(w.opp_hand[j])
+                mine.append(info.hand)
+                opp.append(h)
+                rest.append(unseen & ~h)
+                weight.append(float(w.weight[j]))
+            if self.mode == "both":
+                rng = info_seed(info, self.seed + 1)  # the same whatever the batch
+                n_mine = info.hand.bit_count()
+                for j in range(w.k):
+                    h = int(w.opp_hand[j])
+                    pool_cards = np.array(cards_of(info.hand | (unseen & ~h)))
+                    for _ in range(self.others - 1):
+                        fake = sum(1 << int(c) for c in rng.choice(pool_cards, n_mine, replace=False))
+                        mine.append(fake)
+                        opp.append(h)
+                        rest.append((info.hand | unseen) & ~h & ~fake)
+                        weight.append(float(w.weight[j]))
+            group += [g] * (len(mine) - len(group))
+
+        def t(xs) -> torch.Tensor:
+            return torch.tensor(xs, dtype=torch.int64, device=dev)
+
+        def per_root(f) -> torch.Tensor:
+            return t([f(infos[g]) for g in group])
+
+        mine_t, opp_t = t(mine), t(opp)
+        roots = Roots(
+            round=infos[0].round,
+            turn=infos[0].turn,
+            hands=(mine_t, opp_t) if me == 0 else (opp_t, mine_t),
+            pool=per_root(lambda i: i.pool),
+            clubs=(per_root(lambda i: i.clubs[0]), per_root(lambda i: i.clubs[1])),
+            last=per_root(lambda i: 0 if i.last_capturer is None else i.last_capturer + 1),
+            remaining=t(rest),
+            group=t(group),
+            weight=torch.tensor(weight, dtype=torch.float64, device=dev),
+        )
+        boundary = None if infos[0].round == FINAL_ROUND else self.boundary
+        sol = solve_round(roots, boundary, self.mode)
+        q = sol.q.to("cpu", torch.float64).numpy()
+        out = []
+        for g, (info, w) in enumerate(zip(infos, worlds, strict=True)):
+            actions = info.legal_actions()
+            lo = first[g]
+            got = sol.card[lo, : len(actions)].tolist()
+            if got != [a.card for a in actions] or int(sol.n_actions[lo]) != len(actions):
+                raise AssertionError("the round solver's actions differ from the rules' legal actions")
+            out.append(q[lo : lo + w.k, : len(actions)])
+        return out
+
+    def _solve_game(self, info: InfoState, worlds: Worlds) -> np.ndarray:
+        from pasur.solve.exact import solve_exact
+        from pasur.solve.tree import build_forest
+
+        states = [world_state(info, worlds, j) for j in range(worlds.k)]
+        tree = build_forest(states, "compact", self.device)
+        return solve_exact(tree).root_action_values().to("cpu", torch.float64).numpy()

@@ -1,0 +1,160 @@
+"""The web app: the JSON API over :class:`~pasur.web.service.GameService` and the static page.
+
+``create_app(db_path)`` builds it (``pasur serve`` runs it under uvicorn; tests use FastAPI's test
+client). Endpoints are listed in ``docs/web.md``. A game is addressed by its id and opened by its
+token, sent as the header ``X-Pasur-Token``; a wrong token and an unknown id get the same 404.
+Errors are JSON ``{"error": message}``: 400/422 for malformed requests, 404, 409 for a move the
+rules or the game's state refuse, 413 for a body over the limit; a 500 is a bug.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated, Literal
+
+from fastapi import FastAPI, Header, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from pasur import __version__
+from pasur.game.match import MAX_TARGET, PRESETS, MatchRules
+from pasur.web.guard import MAX_BODY, Guard
+from pasur.web.levels import DEFAULT_LEVEL, HINT_LEVEL
+from pasur.web.service import BadInput, GameError, GameService
+from pasur.web.store import Store
+
+STATIC = Path(__file__).with_name("static")
+TOKEN_HEADER = "X-Pasur-Token"
+log = logging.getLogger("pasur.web")
+
+Card = Annotated[str, Field(min_length=1, max_length=8)]
+Token = Annotated[str | None, Header(alias=TOKEN_HEADER, max_length=256)]
+
+
+class RulesIn(BaseModel):
+    """Match rules; the default (``target`` null) is a single hand."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    target: int | None = Field(None, ge=1, le=MAX_TARGET)
+    sur_cancellation: bool = False
+    fifty_point_rule: bool = False
+
+
+class NewGame(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    level: str = Field(DEFAULT_LEVEL, min_length=1, max_length=32)
+    rules: RulesIn = Field(default_factory=RulesIn)
+    seat: Literal["alex", "bob"] = "alex"
+    seed: int | None = Field(None, ge=0, le=2**53)
+
+
+class MoveIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    card: Card
+    captured: list[Card] = Field(default_factory=list, max_length=52)
+    moves_played: int | None = Field(None, ge=0, le=48)
+
+
+def _error(status: int, message: str, **extra) -> JSONResponse:
+    return JSONResponse({"error": message, **extra}, status_code=status)
+
+
+def create_app(
+    db_path: str | Path,
+    *,
+    levels: dict[str, str] | None = None,
+    hint_level: str = HINT_LEVEL,
+    max_body: int = MAX_BODY,
+    allow_seeds: bool = False,
+) -> FastAPI:
+    """The app on the SQLite file ``db_path`` (created if missing). ``levels``: level name ->
+    agent spec (default :data:`pasur.web.levels.LEVELS`); ``hint_level``: the level hints come
+    from; ``allow_seeds``: whether a new game may name its deal's seed (whoever knows the seed
+    knows every card, so only for practice and tests); the service is ``app.state.service``."""
+    service = GameService(Store(db_path), levels, hint_level)
+    default_level = DEFAULT_LEVEL if DEFAULT_LEVEL in service.levels else next(iter(service.levels))
+    api = FastAPI(title="pasur", version=__version__, docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
+    api.state.service = service
+    api.add_middleware(Guard, max_body=max_body)
+
+    @api.exception_handler(GameError)
+    async def game_error(_: Request, e: GameError) -> JSONResponse:
+        return _error(e.status, str(e))
+
+    @api.exception_handler(RequestValidationError)
+    async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+        detail = [
+            {"loc": [str(x) for x in err.get("loc", ())], "msg": str(err.get("msg", ""))[:200]} for err in e.errors()
+        ]
+        first = detail[0] if detail else {"loc": [], "msg": "invalid request"}
+        return _error(422, f"{'.'.join(first['loc'])}: {first['msg']}", detail=detail[:10])
+
+    @api.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, e: StarletteHTTPException) -> JSONResponse:
+        return _error(e.status_code, str(e.detail))
+
+    @api.exception_handler(Exception)
+    async def crash(_: Request, e: Exception) -> JSONResponse:  # a bug: logged, never shown
+        log.exception("internal error")
+        return _error(500, "internal error")
+
+    # -- the page ------------------------------------------------------------------------------
+    @api.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    api.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    # -- the API -------------------------------------------------------------------------------
+    @api.get("/api/health")
+    def health() -> dict:
+        return {"ok": True, "version": __version__}
+
+    @api.get("/api/levels")
+    def get_levels() -> dict:
+        return {
+            "levels": list(service.levels),
+            "default": default_level,
+            "hint": service.hint_level,
+            "presets": {k: v.to_dict() for k, v in PRESETS.items()},
+        }
+
+    @api.post("/api/games", status_code=201)
+    def new_game(body: NewGame) -> dict:
+        try:
+            rules = MatchRules(body.rules.target, body.rules.sur_cancellation, body.rules.fifty_point_rule)
+        except ValueError as e:
+            raise BadInput(str(e)) from None
+        if body.seed is not None and not allow_seeds:
+            raise BadInput(
+                "seeded deals are off on this server (whoever knows the seed knows every card): "
+                "pasur serve --allow-seeds"
+            )
+        view, token = service.create(body.level, rules, 0 if body.seat == "alex" else 1, body.seed)
+        return {**view, "token": token}
+
+    @api.get("/api/games/{game_id}")
+    def get_game(game_id: str, token: Token = None) -> dict:
+        return service.view(game_id, token)
+
+    @api.post("/api/games/{game_id}/moves")
+    def post_move(game_id: str, body: MoveIn, token: Token = None) -> dict:
+        return service.move(game_id, token, body.card, body.captured, body.moves_played)
+
+    @api.get("/api/games/{game_id}/hint")
+    def get_hint(game_id: str, token: Token = None) -> dict:
+        return service.hint(game_id, token)
+
+    @api.post("/api/games/{game_id}/next")
+    def next_hand(game_id: str, token: Token = None) -> dict:
+        return service.next_hand(game_id, token)
+
+    @api.get("/api/games/{game_id}/replay")
+    def get_replay(game_id: str, token: Token = None, hand: Annotated[int | None, Query(ge=1, le=1000)] = None) -> dict:
+        return service.replay(game_id, token, hand)
+
+    return api

@@ -1,0 +1,200 @@
+"""SQLite storage of games: one row per game (a single hand or a match), its hands as JSON.
+
+Every change is one transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``), the database runs in WAL
+mode with ``synchronous=FULL``, so a game survives a crash or a restart exactly as it was after
+its last answered request. Writes are optimistic: a row is replaced only if its ``version`` is
+the one read, so two servers (or two requests) on one game cannot lose a move.
+
+The token is stored as its SHA-256 only: a copy of the database does not let anyone play.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pasur.common.errors import PasurInputError
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS games (
+    id TEXT PRIMARY KEY,
+    token_sha256 TEXT NOT NULL,
+    level TEXT NOT NULL,
+    rules TEXT NOT NULL,
+    first_seat INTEGER NOT NULL,
+    sample_seed INTEGER NOT NULL,
+    seed INTEGER,
+    status TEXT NOT NULL,
+    totals TEXT NOT NULL,
+    hands TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+"""
+
+
+@dataclass
+class GameRow:
+    """A stored game. ``hands``: one dict per hand dealt (``deck``, ``seat``, ``moves`` as
+    ``[card, captured]`` pairs, ``result`` once over, ``replay`` once computed)."""
+
+    id: str
+    token_sha256: str
+    level: str
+    rules: dict
+    first_seat: int
+    sample_seed: int
+    seed: int | None
+    status: str
+    totals: list[int]
+    hands: list[dict] = field(default_factory=list)
+    version: int = 0
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+class StaleWrite(Exception):
+    """The row changed since it was read (another request won)."""
+
+
+class Store:
+    """The games table of one SQLite file (created with its folder if missing)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+            got = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            if got is None:
+                db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            elif int(got[0]) != SCHEMA_VERSION:
+                raise PasurInputError(
+                    f"{self.path}: a games database of schema {got[0]}; this pasur reads schema {SCHEMA_VERSION}"
+                )
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection, opened once: closing the last connection would checkpoint
+        the WAL every time (slow); WAL keeps readers and the one writer apart."""
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA busy_timeout=30000")
+            self._local.db = db
+        yield db
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their thread ends)."""
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed whole, or rolled back on any error."""
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    # -- rows -------------------------------------------------------------------------------
+    @staticmethod
+    def _row(r: tuple) -> GameRow:
+        return GameRow(
+            id=r[0],
+            token_sha256=r[1],
+            level=r[2],
+            rules=json.loads(r[3]),
+            first_seat=r[4],
+            sample_seed=r[5],
+            seed=r[6],
+            status=r[7],
+            totals=json.loads(r[8]),
+            hands=json.loads(r[9]),
+            version=r[10],
+            created_at=r[11],
+            updated_at=r[12],
+        )
+
+    _COLUMNS = (
+        "id, token_sha256, level, rules, first_seat, sample_seed, seed, status, totals, hands, version, "
+        "created_at, updated_at"
+    )
+
+    def get(self, game_id: str) -> GameRow | None:
+        with self._connect() as db:
+            r = db.execute(f"SELECT {self._COLUMNS} FROM games WHERE id = ?", (game_id,)).fetchone()
+        return None if r is None else self._row(r)
+
+    def all(self) -> list[GameRow]:
+        with self._connect() as db:
+            return [self._row(r) for r in db.execute(f"SELECT {self._COLUMNS} FROM games ORDER BY created_at")]
+
+    def insert(self, row: GameRow) -> None:
+        now = time.time()
+        row.created_at = row.updated_at = now
+        row.version = 1
+        with self.transaction() as db:
+            db.execute(
+                f"INSERT INTO games ({self._COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row.id,
+                    row.token_sha256,
+                    row.level,
+                    json.dumps(row.rules),
+                    row.first_seat,
+                    row.sample_seed,
+                    row.seed,
+                    row.status,
+                    json.dumps(row.totals),
+                    json.dumps(row.hands, separators=(",", ":")),
+                    row.version,
+                    row.created_at,
+                    row.updated_at,
+                ),
+            )
+
+    def update(self, row: GameRow) -> None:
+        """Write ``row`` back if nobody changed it since it was read; bumps its version."""
+        now = time.time()
+        with self.transaction() as db:
+            cur = db.execute(
+                "UPDATE games SET status = ?, totals = ?, hands = ?, version = ?, updated_at = ? "
+                "WHERE id = ? AND version = ?",
+                (
+                    row.status,
+                    json.dumps(row.totals),
+                    json.dumps(row.hands, separators=(",", ":")),
+                    row.version + 1,
+                    now,
+                    row.id,
+                    row.version,
+                ),
+            )
+            if cur.rowcount != 1:
+                raise StaleWrite(row.id)
+        row.version += 1
+        row.updated_at = now
+
+    def count(self) -> int:
+        with self._connect() as db:
+            return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])

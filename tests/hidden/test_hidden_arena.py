@@ -1,0 +1,125 @@
+"""The arena's duplicate pairing, its intervals, and its resumable folder, on toy cases."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from pasur.common.errors import PasurInputError
+from pasur.game.cards import Deck
+from pasur.hidden.agents import GreedyAgent, RandomAgent
+from pasur.hidden.arena import ArenaSpec, pair_measures, play_pair, read_results, run_arena
+from pasur.hidden.duplicate import play_duplicates
+from pasur.hidden.game import play_hidden
+from pasur.hidden.heuristic import HeuristicAgent
+from pasur.hidden.optimal import OptimalAgent
+from pasur.solve.reference import ReferenceSolver
+
+
+def test_each_deck_is_played_twice_with_the_seats_swapped():
+    decks = [Deck.from_seed(s) for s in (3, 4, 5)]
+    a, b = HeuristicAgent(), GreedyAgent()
+    records = play_duplicates(decks, a, b)
+    for deck, rec in zip(decks, records, strict=True):  # one game at a time, by the scalar referee
+        assert rec["a_as_alex"] == play_hidden(deck, (a, b)).utility
+        assert rec["b_as_alex"] == play_hidden(deck, (b, a)).utility
+        assert rec["margin"] == (rec["a_as_alex"] - rec["b_as_alex"]) / 2
+
+
+def test_an_agent_against_itself_has_margin_zero_on_every_deal():
+    records = play_duplicates([Deck.from_seed(s) for s in range(4)], GreedyAgent(), GreedyAgent())
+    assert [r["margin"] for r in records] == [0, 0, 0, 0]
+
+
+def test_measures_of_a_fixed_toy_case():
+    records = [
+        {"a_as_alex": 4, "b_as_alex": 2, "margin": 1.0},
+        {"a_as_alex": 3, "b_as_alex": -1, "margin": 2.0},
+        {"a_as_alex": 0, "b_as_alex": -6, "margin": 3.0},
+        {"a_as_alex": 10, "b_as_alex": -2, "margin": 6.0},
+    ]
+    m = pair_measures("A", "B", records)
+    sd = math.sqrt((4 + 1 + 0 + 9) / 3)
+    assert m["margin"] == 3.0
+    assert m["sd"] == pytest.approx(sd, abs=1e-4)
+    assert m["half_width"] == pytest.approx(1.959964 * sd / 2, abs=1e-4)
+    assert m["ci95"] == pytest.approx([3 - 1.959964 * sd / 2, 3 + 1.959964 * sd / 2], abs=1e-4)
+    # per game, A's margins are 4, -2, 3, 1, 0, 6, 10, 2: six wins, one tie, one loss
+    assert (m["games"], m["win_rate"], m["tie_rate"], m["loss_rate"]) == (8, 0.75, 0.125, 0.125)
+
+
+def test_the_open_hand_optimal_player_follows_the_game_and_plays_optimally():
+    """Against a greedy Bob, Alex's moves (found by following the game through the tree solved once
+    from the deal) are checked against a tree solved afresh from the current position in rounds 1
+    to 3, and against the reference solver from round 4 on (cheap that late)."""
+    from pasur.game.state import GameState
+    from pasur.hidden.game import HiddenGame
+    from pasur.solve.exact import solve_exact
+    from pasur.solve.tree import build_tree
+
+    deck = Deck.from_seed(9)
+    opt, bob = OptimalAgent(), GreedyAgent()
+    g = HiddenGame(deck)
+    checked = 0
+    while not g.is_terminal:
+        s = g.state
+        if g.mover == 0:
+            act = opt.choose_open(s, g.moves)
+            vals = opt.action_values_open(s, g.moves)
+            if s.round >= 4:
+                ref = ReferenceSolver(deck)
+                assert vals == ref.action_values(s)
+                assert act == ref.best_action(s)
+                checked += 1
+            elif (s.round, s.turn) in ((1, 4), (2, 0), (3, 4)):
+                sol = solve_exact(build_tree(s, "compact", infosets=False))
+                best = max(v for _, v in vals)
+                assert sol.game_value() == best == next(v for a, v in vals if a == act)
+                checked += 1
+        else:
+            act = bob.choose(g.observation(1))
+        g.apply(act)
+    assert checked == 8 + 3
+    assert isinstance(g.state, GameState)
+
+
+def test_a_resumed_arena_plays_only_what_is_missing(tmp_path):
+    spec = ArenaSpec.all_pairs(["greedy", "random"], deals=6, seed=5, chunk=2)
+    first = run_arena(spec, tmp_path / "a", engine="inline")
+    assert (first.ran, first.skipped) == (3, 0)
+    chunk = tmp_path / "a" / "chunks" / "greedy__vs__random" / "00000002.json"
+    chunk.unlink()
+    again = run_arena(spec, tmp_path / "a", engine="inline")
+    assert (again.ran, again.skipped) == (1, 2)
+    assert again.results["pairs"][0]["records"] == first.results["pairs"][0]["records"]
+    more = run_arena(
+        ArenaSpec.all_pairs(["greedy", "random"], deals=8, seed=5, chunk=2), tmp_path / "a", engine="inline"
+    )
+    assert (more.ran, more.skipped) == (1, 3)
+    res = read_results(tmp_path / "a")
+    assert [r["seed"] for r in res["pairs"][0]["records"]] == list(range(5, 13))
+    assert json.loads((tmp_path / "a" / "results.json").read_text())["pairs"][0]["deals"] == 8
+    direct = play_pair("greedy", "random", deals=8, seed=5)
+    assert direct["margin"] == res["pairs"][0]["margin"]
+
+
+def test_an_arena_folder_refuses_other_seeds_and_foreign_files(tmp_path):
+    run_arena(ArenaSpec.all_pairs(["greedy", "random"], deals=2, seed=0, chunk=2), tmp_path / "a", engine="inline")
+    with pytest.raises(PasurInputError, match="seed"):
+        run_arena(ArenaSpec.all_pairs(["greedy", "random"], deals=2, seed=1, chunk=2), tmp_path / "a", engine="inline")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "mine.txt").write_text("keep")
+    with pytest.raises(PasurInputError, match="did not write"):
+        run_arena(ArenaSpec.all_pairs(["greedy", "random"], deals=2), tmp_path / "b", engine="inline")
+    assert (tmp_path / "b" / "mine.txt").read_text() == "keep"
+
+
+def test_bad_agents_are_refused_before_any_work(tmp_path):
+    with pytest.raises(PasurInputError, match="unknown agent"):
+        run_arena(ArenaSpec.all_pairs(["greedy", "wizard"], deals=2), tmp_path / "c", engine="inline")
+    assert not (tmp_path / "c").exists()
+    with pytest.raises(PasurInputError):
+        ArenaSpec.all_pairs(["greedy"], deals=2).check()
+    assert RandomAgent(1).name == "random"

@@ -1,0 +1,53 @@
+"""The learned boundary value: saved in PyTorch's format with a JSON card, loaded with checks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from pasur.common.errors import PasurInputError
+from pasur.hidden.boundary import DEFAULT_WEIGHTS, BoundaryNet, LearnedBoundary, card_path
+
+
+def _inputs(n: int = 8):
+    g = torch.Generator().manual_seed(0)
+    pool = torch.randint(0, 2**20, (n,), generator=g) << 4
+    remaining = torch.randint(0, 2**30, (n,), generator=g) << 20
+    ca, cb = torch.randint(0, 7, (n,), generator=g), torch.randint(0, 7, (n,), generator=g)
+    last = torch.randint(0, 3, (n,), generator=g)
+    return pool & ~remaining, ca, cb, last, remaining
+
+
+def test_the_shipped_weights_match_their_card():
+    card = json.loads(card_path(DEFAULT_WEIGHTS).read_text())
+    assert card["file"] == DEFAULT_WEIGHTS.name and card["inputs"] == 124 and card["rounds"] == 5
+    LearnedBoundary.load()  # raises on a mismatch
+
+
+def test_save_and_load_give_the_same_values(tmp_path):
+    torch.manual_seed(3)
+    b = LearnedBoundary(BoundaryNet(16))
+    path = tmp_path / "b.pt"
+    b.save(path, {"note": "test"})
+    card = json.loads(card_path(path).read_text())
+    assert card["hidden"] == 16 and card["fit"] == {"note": "test"}
+    again = LearnedBoundary.load(path)
+    pool, ca, cb, last, remaining = _inputs()
+    for r in range(5):
+        assert torch.equal(b(r, pool, ca, cb, last, remaining), again(r, pool, ca, cb, last, remaining))
+
+
+def test_a_changed_or_broken_file_is_refused(tmp_path):
+    path = tmp_path / "b.pt"
+    LearnedBoundary(BoundaryNet(8)).save(path)
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(PasurInputError, match="SHA-256"):
+        LearnedBoundary.load(path)
+    card_path(path).unlink()
+    path.write_bytes(b"not a torch file")
+    with pytest.raises(PasurInputError, match="not boundary weights"):
+        LearnedBoundary.load(path)

@@ -1,0 +1,179 @@
+"""The page in a real browser: Debian's headless Chromium, driven by Selenium through Debian's
+chromedriver (nothing downloaded), plays a whole hand by clicking, checks the final score screen
+and the replay, and saves screenshots (``PASUR_SCREENSHOTS=DIR`` keeps them there).
+
+``scripts/bootstrap.sh`` installs the browser, so CI runs this test; on a machine without it the
+test is skipped, except under CI, where it fails."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FAST
+from pasur.web.app import create_app
+from pasur.web.loadtest import free_port
+from pasur.web.service import hand_game
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1280,1100",
+]
+
+
+def _need_browser():
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.access(p, os.X_OK)]
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        missing.append("the selenium package")
+    if missing:
+        why = f"{', '.join(missing)} missing (scripts/bootstrap.sh installs them)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """The app under uvicorn on 127.0.0.1, in a thread of this process."""
+    import uvicorn
+
+    app = create_app(tmp_path / "games.sqlite3", levels=FAST, hint_level="heuristic", allow_seeds=True)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        time.sleep(0.05)
+    assert server.started
+    yield f"http://127.0.0.1:{port}", app
+    server.should_exit = True
+    thread.join(timeout=30)
+
+
+@pytest.fixture
+def browser(tmp_path, monkeypatch):
+    _need_browser()
+    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager, if ever asked, downloads nothing
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    opts = Options()
+    opts.binary_location = CHROMIUM
+    for a in [*ARGS, f"--user-data-dir={tmp_path / 'chromium-profile'}"]:
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def _shot(driver, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    driver.save_screenshot(str(path))
+    keep = os.environ.get("PASUR_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(keep) / name)
+    return path
+
+
+def test_a_whole_hand_by_clicking(live_server, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    base, app = live_server
+    d = browser
+    wait = WebDriverWait(d, 60)
+    d.get(base + "/?delay=60&seed=7")
+    wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+    assert d.find_element(By.ID, "setup").is_displayed()
+    Select(d.find_element(By.ID, "level")).select_by_value("greedy")
+    Select(d.find_element(By.ID, "seat")).select_by_value("alex")
+    d.find_element(By.ID, "start").click()
+
+    def ready(d):
+        """The page waits for the person's move, or shows the end of the hand."""
+        s = d.execute_script("return view && {status: view.status, to: view.hand.to_move, busy: busy}")
+        return s if s and not s["busy"] and (s["status"] != "playing" or s["to"] == "you") else False
+
+    rng = random.Random(7)
+    moves = 0
+    while True:
+        state = wait.until(ready)
+        if state["status"] != "playing":
+            break
+        legal = d.execute_script("return view.hand.legal")
+        captures = [a for a in legal if a["captured"]]
+        action = rng.choice(captures) if captures and rng.random() < 0.8 else rng.choice(legal)
+        before = d.execute_script("return view.hand.moves_played")
+        if moves == 2:  # ask for a hint once: every legal move gets a value
+            d.find_element(By.ID, "hint").click()
+            box = wait.until(ec.visibility_of_element_located((By.ID, "hint-box")))
+            assert len(box.find_elements(By.CSS_SELECTOR, "tr")) == len(legal) + 1
+            assert box.find_elements(By.CSS_SELECTOR, "tr.best")
+            _shot(d, tmp_path, "web-hint.png")
+        if moves == 5:  # reload: the game resumes where it was
+            d.refresh()
+            wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+            wait.until(ready)
+            assert d.execute_script("return view.hand.moves_played") == before
+        # click the card, then the cards it takes, then Play
+        d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
+        for c in action["captured"]:
+            pool_card = d.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
+            if "chosen" not in pool_card.get_attribute("class"):
+                pool_card.click()
+        play = d.find_element(By.ID, "play")
+        assert play.is_enabled(), (action, play.text)
+        assert play.text.startswith("Play: ")
+        play.click()
+        moves += 1
+        wait.until(lambda d, n=before: d.execute_script("return view.hand.moves_played") > n)
+    assert moves == 24
+    # the final score screen: the points the server's referee counts
+    result = wait.until(ec.visibility_of_element_located((By.ID, "result")))
+    row = d.find_element(By.ID, "hand-points")
+    shown = [int(row.get_attribute("data-you")), int(row.get_attribute("data-ai"))]
+    game_id = d.execute_script("return game.id")
+    stored = app.state.service.store.get(game_id)
+    hand = stored.hands[0]
+    game = hand_game(hand)
+    assert game.is_terminal and stored.status == "over"
+    seat = hand["seat"]
+    assert shown == [game.state.points[seat], game.state.points[1 - seat]]
+    title = "You win the hand" if shown[0] > shown[1] else "The AI wins the hand" if shown[0] < shown[1] else "A tie"
+    assert d.find_element(By.ID, "result-title").text == title and "points" in result.text
+    # the replay: every move with both hands open
+    WebDriverWait(d, 180).until(lambda d: d.find_element(By.ID, "show-replay").is_enabled())
+    d.find_element(By.ID, "show-replay").click()
+    table = wait.until(ec.visibility_of_element_located((By.ID, "replay-table")))
+    assert len(table.find_elements(By.CSS_SELECTOR, "tr")) == 49
+    assert len(table.find_elements(By.CSS_SELECTOR, "tr.mine")) == 24
+    _shot(d, tmp_path, "web-replay.png")
+    d.execute_script("window.scrollTo(0, 0)")
+    shot = _shot(d, tmp_path, "web-final.png")
+    assert shot.stat().st_size > 10_000
+    severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert severe == [], severe

@@ -1,0 +1,46 @@
+"""A bounded load test on 127.0.0.1: 50 games at once against a real uvicorn server, played to
+the end through the API with a fast AI; no error, and nothing lost in the database."""
+
+from __future__ import annotations
+
+from pasur.web.loadtest import GameRun, check_database, run_load, server
+from pasur.web.store import Store
+
+GAMES = 50
+
+
+def test_fifty_concurrent_games_to_the_end(tmp_path):
+    db = tmp_path / "load.sqlite3"
+    with server(db, levels={"greedy": "greedy", "random": "random"}) as base:
+        report = run_load(base, GAMES, level="greedy", timeout=120)
+    assert report.errors == []
+    summary = report.summary()
+    assert summary["finished"] == GAMES and summary["moves"] == 24 * GAMES
+    assert Store(db).count() == GAMES
+    assert check_database(db, report.runs) == []
+
+
+def test_the_database_check_finds_what_is_wrong(client, db):
+    """The check itself: a lost game, a tampered result and a result the client did not see."""
+    runs = []
+    for seed in range(3):
+        view = client.post("/api/games", json={"level": "greedy", "seed": seed}).json()
+        run = GameRun(view["id"], view["token"])
+        while view["status"] == "playing":
+            a = view["hand"]["legal"][0]
+            body = {"card": a["card"], "captured": a["captured"]}
+            view = client.post(f"/api/games/{run.id}/moves", json=body, headers={"X-Pasur-Token": run.token}).json()
+        run.status, run.points = view["status"], view["result"]["points"]
+        runs.append(run)
+    assert check_database(db, runs) == []
+    store = Store(db)
+    a, b, c = runs
+    row = store.get(b.id)
+    row.hands[0]["result"]["card_points"][0] += 1
+    store.update(row)
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM games WHERE id = ?", (a.id,))
+    c.points = [99, 99]
+    problems = check_database(db, runs)
+    assert len(problems) == 3
+    assert "not in the database" in problems[0] and "stored result" in problems[1] and "client saw" in problems[2]
