@@ -27,8 +27,7 @@ def cards_in(text: str) -> int:
 def test_a_human_sees_only_their_own_cards_gets_hints_and_the_replay():
     r = run("play", "--hidden", "--bob", "greedy", "--seed", "3", "--ascii", "--json", input="?\n" + "1\n" * 24)
     assert r.exit_code == 0, r.output
-    lines = r.stdout.rstrip("\n").split("\n")
-    out = json.loads(lines[-1])
+    out = json.loads(r.stdout)  # stdout is the JSON alone; the play went to stderr
     deck = Deck.from_seed(3)
     assert out["deck"] == str(deck) and len(out["actions"]) == 48
     # replay the game and, at each of the human's (Alex's) decisions, what Alex had seen
@@ -41,8 +40,8 @@ def test_a_human_sees_only_their_own_cards_gets_hints_and_the_replay():
             allowed[-1] |= 1 << a.card
         game.apply(a)
     assert out["points"] == list(game.state.points)
-    # the text before the final JSON, block by block: one block per decision of the human
-    play_text = "\n".join(lines[:-1])
+    # the text of the play, block by block: one block per decision of the human
+    play_text = r.stderr
     blocks = re.split(r"\n(?=\[\d\.\d\.\d\] round)", play_text)[1:]
     assert len(blocks) == 24
     for i, (block, seen) in enumerate(zip(blocks, allowed, strict=True)):
@@ -65,6 +64,14 @@ def test_the_text_output_ends_with_the_log_and_the_replay():
     assert "Final score" in r.stdout and "Replay with every card open" in r.stdout
     assert "your moves cost" in r.stdout
     assert r.stdout.count("  -> you (Bob)") == 24 and r.stdout.count("  -> random (Alex)") == 24
+
+
+def test_with_json_a_human_game_keeps_stdout_for_the_json_alone():
+    r = run("play", "--hidden", "--alex", "random", "--seed", "4", "--json", input="1\n" * 24)
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)  # the whole of stdout: the prompts and moves went to stderr
+    assert len(out["actions"]) == 48 and "replay" in out
+    assert "You are Bob" in r.stderr and r.stderr.count("  -> you (Bob)") == 24
 
 
 def test_quitting_and_refused_options():

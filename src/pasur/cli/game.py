@@ -130,6 +130,7 @@ def _hidden_seats(alex: str, bob: str) -> tuple[str, str]:
 def _play_hidden(alex, bob, deck: DeckChoice, sample_seed, markdown, as_json, ascii_cards) -> None:
     """``play --hidden``: the hidden-hand game; a human sees only their information state."""
     import random
+    import sys
 
     from pasur.game.cards import NamedDeck, random_deck
     from pasur.game.gamelog import GameLog
@@ -144,16 +145,20 @@ def _play_hidden(alex, bob, deck: DeckChoice, sample_seed, markdown, as_json, as
     names = (alex, bob)
     human = names.index("human") if "human" in names else None
     u = not ascii_cards
+    talk = sys.stderr if as_json else sys.stdout  # with --json, stdout holds the JSON alone
     agents = [
-        TerminalPlayer(lambda: make_level(HINT_LEVEL, seed=sample_seed), unicode=u)
+        TerminalPlayer(lambda: make_level(HINT_LEVEL, seed=sample_seed), stdout=talk, unicode=u)
         if name == "human"
         else make_level(name, seed=sample_seed + p)
         for p, name in enumerate(names)
     ]
     if human is not None:
-        typer.echo(f"You are {('Alex', 'Bob')[human]}, against the {names[1 - human]} AI. Alex leads every round.")
+        typer.echo(
+            f"You are {('Alex', 'Bob')[human]}, against the {names[1 - human]} AI. Alex leads every round.",
+            err=as_json,
+        )
     try:
-        result = play_hidden(nd.deck, agents, on_move=announce(human, names, unicode=u))
+        result = play_hidden(nd.deck, agents, on_move=announce(human, names, talk, unicode=u))
     except GameAborted as e:
         note(f"game aborted: {e}")
         raise typer.Exit(1) from None
