@@ -209,6 +209,25 @@ def test_no_response_ever_contains_a_hidden_card(client):
                 view = r.json()
 
 
+def test_the_searching_levels_leak_nothing_either(make_client):
+    """One hand against each searching agent (few worlds, to stay fast), a hint at every turn:
+    the searches see only information states, and their answers show no hidden card."""
+    client = make_client(levels={"pimc": "pimc:2", "best": "ispimc:2:infer"}, hint_level="best")
+    for level in ("pimc", "best"):
+        r = client.post("/api/games", json={"level": level, "seed": 11})
+        view = r.json()
+        gid, h = view["id"], {"X-Pasur-Token": view["token"]}
+        assert_no_secrets(view, client, gid)
+        while view["status"] == "playing":
+            hint = client.get(f"/api/games/{gid}/hint", headers=h)
+            assert hint.status_code == 200, hint.text
+            assert_no_secrets(hint.json(), client, gid)
+            r = move(client, view, h, view["hand"]["legal"][0])
+            assert r.status_code == 200, r.text
+            assert_no_secrets(r.json(), client, gid)
+            view = r.json()
+
+
 def test_a_test_that_would_catch_a_leak(client):
     """The checker itself: the AI's hand put into a response is found."""
     view, _ = start(client, seed=9)
