@@ -24,8 +24,8 @@ LEVELS: dict[str, str] = {
     "random": "random",
     "greedy": "greedy",
     "heuristic": "heuristic",
-    "pimc": "pimc:30",
-    "best": "ispimc:30",
+    "pimc": "pimc:20",
+    "best": "ispimc:20:infer",
 }
 #: the level whose estimates the hint button shows (whatever the opponent's level)
 HINT_LEVEL = "best"
