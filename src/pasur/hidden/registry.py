@@ -11,7 +11,7 @@ optimal player, who sees everything: the upper bound).
 >>> make_agent("pimc:x")
 Traceback (most recent call last):
 ...
-pasur.common.errors.PasurInputError: agent 'pimc:x': the number of worlds must be a positive integer
+pasur.common.errors.PasurInputError: agent 'pimc:x': the number of worlds must be an integer from 1 to 1,000
 """
 
 from __future__ import annotations
