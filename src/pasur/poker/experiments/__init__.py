@@ -17,7 +17,7 @@ from pathlib import Path
 from pasur.common.errors import PasurInputError
 
 #: the modules that define experiments (imported on first use)
-MODULES: tuple[str, ...] = ()
+MODULES: tuple[str, ...] = ("bufp", "figure5")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,308 @@
+"""Embedding CFR (section 3.2, algorithm 1), full width and vectorized, in advisor space.
+
+Info-blocks are the public betting sequences (section 4.1): every decision row of a round shares
+that round's embedding ``Phi`` (:mod:`pasur.poker.embedding.phi`). Stored per round, per
+(decision row, action, advisor), and nothing else: the cumulative embedded regret ``R(E, a)``,
+the current advisor strategy ``sigma(E, a)`` and the average-strategy numerator. One iteration:
+
+1. each class's strategy is recovered, ``sigma(J, a) = Phi^T sigma(E, a)`` (eq. 4);
+2. one traversal of the real game, every board and hand at once, both players (simultaneous
+   updates, as algorithm 1), gives each class's counterfactual values; the instantaneous regret
+   of each hand ``r(J, a) = q(J, a) - sum_b sigma(J, b) q(J, b)`` is embedded, ``Phi r(J, a)``,
+   and added to ``R(E, a)`` (eq. 5; the paper's 1/T scaling does not change regret matching);
+3. regret matching per advisor (eq. 6) gives the next ``sigma(E)``;
+4. the average: ``sum_t W_t(E) sigma_t(E, a)`` with ``W_t(E) = Phi pi_t(J)``, the player's own
+   reach embedded like the regrets. This is our reading of eq. 7 (which averages ``sigma(E)``
+   with equal weights): with Phi the identity it is vanilla CFR's average strategy exactly, and
+   with a one-hot Phi that of CFR on the abstraction; ``average="uniform"`` is eq. 7 as written.
+   The average strategy of the classes is ``Phi^T`` of it (eq. 8).
+
+The paper samples about 10^6 deals per iteration; we traverse all of them (full width): one
+iteration is one vanilla-CFR iteration over the whole game. The traversal runs on suit-isomorphism
+classes (:mod:`pasur.poker.embedding.classes`), node-major ``[nodes, classes]`` per player, one
+level of the betting tree at a time (every betting sequence of that depth together), terminal
+utilities as small matrix products per board (:mod:`pasur.poker.embedding.operators`); the last
+round runs in chunks of boards. With Phi the identity its iterates are vanilla CFR's, with a
+one-hot Phi those of CFR on the abstraction (the tests check both against
+:class:`pasur.poker.solvers.CFRSolver`). The same traversal with the best action in place of the
+strategy gives an exact best response (:meth:`EmbeddingCFR.exploitability`), equal to
+:mod:`pasur.poker.measures`' and several times faster.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from pasur.common.errors import PasurInputError
+from pasur.poker.embedding.classes import ClassSpace
+from pasur.poker.embedding.operators import RoundOperators
+from pasur.poker.embedding.phi import Embedding
+from pasur.poker.solvers import SNAP
+from pasur.poker.tree import N_ACTIONS
+
+AVERAGES = ("reach", "uniform")
+
+
+class EmbeddingCFR:
+    """Vanilla CFR in advisor space on ``engine`` (suit-isomorphic boards, two private cards).
+
+    ``embeddings``: one :class:`Embedding` per round, over that round's classes. ``chunk``: classes
+    of the last round processed together (memory about ``chunk x 2.2 KB`` per betting node level
+    for Numeral211)."""
+
+    def __init__(
+        self,
+        engine,
+        embeddings: list[Embedding],
+        *,
+        space: ClassSpace | None = None,
+        chunk: int = 4096,
+        average: str = "reach",
+    ) -> None:
+        if not engine.iso:
+            raise PasurInputError("Embedding CFR runs on the suit-isomorphic engine (iso=True)")
+        if average not in AVERAGES:
+            raise PasurInputError(f"average must be one of {', '.join(AVERAGES)}, not {average!r}")
+        self.engine = e = engine
+        self.space = space or ClassSpace(engine)
+        if len(embeddings) != e.R:
+            raise PasurInputError(f"one embedding per round ({e.R}) needed, got {len(embeddings)}")
+        for r, (emb, rc) in enumerate(zip(embeddings, self.space.rounds, strict=True)):
+            if emb.n != rc.n:
+                raise PasurInputError(f"round {r + 1}: the embedding covers {emb.n} classes, the round has {rc.n}")
+        self.emb = embeddings
+        self.average = average
+        dev, dt = e.device, e.dtype
+        self.ops = [RoundOperators(self.space, r, dev, dt) for r in range(e.R)]
+        lt = lambda a: None if a is None else torch.as_tensor(a, dtype=torch.int64, device=dev)  # noqa: E731
+        self.parent = [lt(rc.parent) for rc in self.space.rounds]
+        self.children = [lt(rc.children) for rc in self.space.rounds]
+        self.class_weight = [torch.as_tensor(rc.weight, dtype=dt, device=dev) for rc in self.space.rounds]
+        t = e.tree
+        self.legal = [torch.as_tensor(t.legal[t.round_decisions[r]], device=dev) for r in range(e.R)]
+        self.n_rows = [int(lg.shape[0]) for lg in self.legal]
+        self.regret = [
+            torch.zeros(n * N_ACTIONS, emb.m, dtype=dt, device=dev)
+            for n, emb in zip(self.n_rows, self.emb, strict=True)
+        ]
+        self.strategy_sum = [torch.zeros_like(x) for x in self.regret]
+        self.current = [self._matching(r) for r in range(e.R)]
+        self.iteration = 0
+        self.value = None  # player 0's expected payoff under the last iterate (chips per game)
+        last = self.space.rounds[-1]
+        self.chunks = []
+        for g in last.groups:
+            per = max(1, chunk // g.size)
+            for i in range(0, len(g.boards), per):
+                self.chunks.append((g.lo + i * g.size, g.lo + min(len(g.boards), i + per) * g.size))
+
+    # ------------------------------------------------------------------ storage
+
+    def stored_values(self) -> int:
+        """Strategy values stored: one per (decision row, legal action, advisor), every round."""
+        return sum(int(lg.sum()) * emb.m for lg, emb in zip(self.legal, self.emb, strict=True))
+
+    def _legal_mask(self, r: int) -> torch.Tensor:
+        return self.legal[r].reshape(-1, 1).to(self.engine.dtype)
+
+    def _matching(self, r: int) -> torch.Tensor:
+        """Regret matching per (row, advisor), uniform over legal actions where no regret is positive."""
+        lg = self.legal[r].to(self.engine.dtype)[:, :, None]  # [rows, A, 1]
+        pos = self.regret[r].clamp(min=0).view(self.n_rows[r], N_ACTIONS, -1) * lg
+        s = pos.sum(1, keepdim=True)
+        uni = (lg / lg.sum(1, keepdim=True)).expand_as(pos)
+        out = torch.where(s > 0, pos / torch.where(s > 0, s, torch.ones_like(s)), uni)
+        return out.reshape(-1, pos.shape[-1]).contiguous()
+
+    def average_tables(self) -> list[torch.Tensor]:
+        """The average advisor strategies ``[rows * A, m]`` (uniform where never reached)."""
+        out = []
+        for r, s in enumerate(self.strategy_sum):
+            lg = self.legal[r].to(s.dtype)[:, :, None]
+            x = s.view(self.n_rows[r], N_ACTIONS, -1)
+            tot = x.sum(1, keepdim=True)
+            uni = (lg / lg.sum(1, keepdim=True)).expand_as(x)
+            out.append(torch.where(tot > 0, x / torch.where(tot > 0, tot, torch.ones_like(tot)), uni).reshape(s.shape))
+        return out
+
+    def average_policy(self):
+        from pasur.poker.embedding.policy import AdvisorPolicy
+
+        return AdvisorPolicy(self.engine, self.space, self.emb, self.average_tables())
+
+    def current_policy(self):
+        from pasur.poker.embedding.policy import AdvisorPolicy
+
+        return AdvisorPolicy(self.engine, self.space, self.emb, [c.clone() for c in self.current])
+
+    def state_dict(self) -> dict:
+        return {
+            "iteration": self.iteration,
+            "regret": [x.cpu() for x in self.regret],
+            "strategy_sum": [x.cpu() for x in self.strategy_sum],
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        for name in ("regret", "strategy_sum"):
+            new = state[name]
+            if len(new) != len(self.regret) or any(a.shape != b.shape for a, b in zip(new, self.regret, strict=True)):
+                raise PasurInputError(f"checkpoint {name} tables do not fit this solver")
+        self.regret = [x.to(device=self.engine.device, dtype=self.engine.dtype) for x in state["regret"]]
+        self.strategy_sum = [x.to(device=self.engine.device, dtype=self.engine.dtype) for x in state["strategy_sum"]]
+        self.iteration = int(state["iteration"])
+        self.current = [self._matching(r) for r in range(self.engine.R)]
+
+    # ------------------------------------------------------------------ one iteration
+
+    def iterate(self, n: int = 1) -> None:
+        for _ in range(n):
+            self._iterate()
+
+    def _iterate(self) -> None:
+        e = self.engine
+        R = e.R
+        self.iteration += 1
+        dev, dt = e.device, e.dtype
+        acc_q = [[None] * len(e.levels[r]) for r in range(R)]  # embedded regrets per level's child edges
+        acc_w = [torch.zeros(self.n_rows[r], self.emb[r].m, dtype=dt, device=dev) for r in range(R)]
+        values = self._sweep(self.current, acc_q, acc_w)
+        self.value = float((values[0][0] * self.class_weight[0]).sum())
+        for r in range(R):
+            q = torch.zeros_like(self.regret[r])
+            for d, lv in enumerate(e.levels[r]):
+                if acc_q[r][d] is not None:
+                    child = e.levels[r][d + 1]
+                    q.index_add_(0, lv.row_lo * N_ACTIONS + child.child_slot, acc_q[r][d])
+            self.regret[r].add_(q)
+            if self.average == "reach":
+                self.strategy_sum[r].addcmul_(acc_w[r].repeat_interleave(N_ACTIONS, 0), self.current[r])
+            else:
+                self.strategy_sum[r].add_(self.current[r])
+            self.current[r] = self._matching(r)
+
+    def best_response_values(self, tables: list[torch.Tensor] | None = None) -> tuple[float, float]:
+        """Each player's best-response value (chips per game) against the other's strategy in
+        ``tables`` (advisor tables; default: the average strategy). Exact in class space: the
+        opponent's strategy is suit-symmetric, so every hand of a class has the same best action."""
+        values = self._sweep(self.average_tables() if tables is None else tables, None, None)
+        return tuple(float((v[0] * self.class_weight[0]).sum()) for v in values)
+
+    def exploitability(self, tables: list[torch.Tensor] | None = None) -> float:
+        """NashConv / 2 of the average strategy (or of ``tables``), as :mod:`pasur.poker.measures`."""
+        return sum(self.best_response_values(tables)) / 2
+
+    def _sweep(self, tables, acc_q, acc_w):
+        """One traversal of the whole game under the advisor ``tables``: both players' values at the
+        roots; CFR values with the regrets embedded into ``acc_q``/``acc_w``, or best-response
+        values where ``acc_q`` is None."""
+        e = self.engine
+        R = e.R
+        dev, dt = e.device, e.dtype
+        n0 = self.space.rounds[0].n
+        roots = (torch.ones(1, n0, dtype=dt, device=dev), torch.ones(1, n0, dtype=dt, device=dev))
+        fwd = []
+        for r in range(R - 1):
+            n = self.space.rounds[r].n
+            sc = self.emb[r].recover(tables[r], 0, n)
+            reach, sigs = self._forward(r, roots, sc)
+            fwd.append((reach, sigs))
+            n_next = int(e.levels[r + 1][0].nodes.numel())
+            nxt = []
+            for p in range(2):
+                x = torch.zeros(n_next, n, dtype=dt, device=dev)
+                for d, lv in enumerate(e.levels[r]):
+                    if lv.n_cont:
+                        x[lv.cont_root] = reach[d][p][lv.cont]
+                nxt.append(x.index_select(1, self.parent[r + 1]))
+            roots = tuple(nxt)
+        last = R - 1
+        n_last = self.space.rounds[last].n
+        n_roots = int(e.levels[last][0].nodes.numel())
+        values = [torch.empty(n_roots, n_last, dtype=dt, device=dev) for _ in range(2)]
+        for c0, c1 in self.chunks if R > 1 else [(0, n_last)]:
+            sc = self.emb[last].recover(tables[last], c0, c1)
+            reach, sigs = self._forward(last, (roots[0][:, c0:c1], roots[1][:, c0:c1]), sc)
+            v = self._backward(last, reach, sigs, None, c0, c1, acc_q, acc_w)
+            del reach, sigs
+            for p in range(2):
+                values[p][:, c0:c1] = v[p]
+        for r in range(R - 2, -1, -1):
+            n = self.space.rounds[r].n
+            k = self.children[r].shape[1]
+            flat = self.children[r].reshape(-1)
+            cont = [values[p].index_select(1, flat).view(-1, n, k).sum(2) for p in range(2)]
+            reach, sigs = fwd[r]
+            values = self._backward(r, reach, sigs, cont, 0, n, acc_q, acc_w)
+        return values
+
+    def _forward(self, r: int, roots, sc: torch.Tensor):
+        """Both players' reach ``[n_d, classes]`` at every level of round ``r``, and the acting
+        player's edge probabilities per level."""
+        levels = self.engine.levels[r]
+        reach, sigs = [roots], [None]
+        for d in range(1, len(levels)):
+            prev, lv = levels[d - 1], levels[d]
+            x = [reach[-1][p].index_select(0, lv.par) for p in range(2)]
+            s = sc.index_select(0, prev.row_lo * N_ACTIONS + lv.child_slot)
+            x[prev.actor].mul_(s)
+            reach.append(tuple(x))
+            sigs.append(s)
+        return reach, sigs
+
+    def _terminal(self, r: int, lv, reach, values, c0: int, c1: int) -> None:
+        """Fold and showdown utilities: each player's against the other's reach."""
+        ops = self.ops[r]
+        w = self.engine.weight[r]
+        if lv.n_fold:
+            for p in range(2):
+                ops.apply("fold", reach[1 - p][lv.fold], c0, c1, lv.fold_stake[:, p] * w, values[p][lv.fold])
+        if lv.n_show:
+            for p in range(2):
+                ops.apply("show", reach[1 - p][lv.show], c0, c1, lv.show_stake * w, values[p][lv.show])
+
+    def _backward(self, r, reach, sigs, cont, c0, c1, acc_q, acc_w):
+        """Both players' values at the round's roots ``[n_roots, classes]``; embeds regrets and
+        reach weights into the accumulators, or (``acc_q`` None) takes each player's best action."""
+        e = self.engine
+        levels = e.levels[r]
+        emb = self.emb[r]
+        dev, dt = e.device, e.dtype
+        Cc = c1 - c0
+        below = None
+        for d in range(len(levels) - 1, -1, -1):
+            lv = levels[d]
+            n = int(lv.nodes.numel())
+            v = [torch.empty(n, Cc, dtype=dt, device=dev) for _ in range(2)]
+            self._terminal(r, lv, reach[d], v, c0, c1)
+            if lv.n_cont:
+                for p in range(2):
+                    torch.index_select(cont[p], 0, lv.cont_root, out=v[p][lv.cont])
+            m = lv.n_dec
+            if m:
+                child = levels[d + 1]
+                a = lv.actor
+                s = sigs[d + 1]
+                q = below[a]
+                for p in range(2):
+                    if p == a and acc_q is None:  # best response: the best action of every hand
+                        dense = torch.full((m * N_ACTIONS, Cc), float("-inf"), dtype=dt, device=dev)
+                        dense[child.child_slot] = q
+                        torch.amax(dense.view(m, N_ACTIONS, Cc), 1, out=v[p][:m])
+                        continue
+                    v[p][:m].zero_()
+                    v[p][:m].index_add_(0, child.pdec, s * q if p == a else below[p])
+                if acc_q is None:
+                    below = v
+                    continue
+                inst = q - v[a][:m].index_select(0, child.pdec)
+                if dt == torch.float64:
+                    mag = q.abs()
+                    node = torch.zeros(m, Cc, dtype=dt, device=dev).index_add_(0, child.pdec, s * mag)
+                    inst.masked_fill_(inst.abs() <= (mag + node.index_select(0, child.pdec)) * SNAP, 0.0)
+                if acc_q[r][d] is None:
+                    acc_q[r][d] = torch.zeros(inst.shape[0], emb.m, dtype=dt, device=dev)
+                emb.embed_into(acc_q[r][d], inst, c0, c1)
+                if self.average == "reach":
+                    emb.embed_into(acc_w[r][lv.row_lo : lv.row_lo + m], reach[d][a][:m], c0, c1)
+            below = v
+        return below

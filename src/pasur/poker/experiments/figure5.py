@@ -1,0 +1,442 @@
+"""Embedding CFR's Figure 5: exploitability of Embedding CFR against the clustering baselines
+(EHS, PaEmd, KrwEmd) at equal space, over iterations (docs/embedding-cfr.md).
+
+Every method runs vanilla CFR, full width (every deal each iteration), simultaneous updates: Embedding
+CFR in advisor space with Phi from HandEbdNet (:mod:`pasur.poker.embedding.solver`), each baseline
+on its imperfect-recall abstraction: CFR with a one-hot Phi, which has the iterates of the core's
+CFR on the abstraction's keying (:class:`pasur.poker.solvers.CFRSolver`; ``SOLVER = "core"`` runs that).
+Round 1 is lossless everywhere; rounds 2 and 3 get ``m`` advisors or ``m`` buckets (225 and 396 on
+Numeral211, the paper's budgets). Three configurations per baseline (appendix E): three k-means
+seeds for EHS and PaEmd, three round weightings for KrwEmd.
+
+Prepared once into ``--out`` and reused: ``nets/`` (one HandEbdNet per round, PyTorch + JSON card,
+with its loss curve), ``buckets/`` (each bucketing). Each method's run is checkpointed in
+``checkpoints/`` at every measurement (powers of two, and the last iteration) and at least once a
+minute, so an interrupted run resumes. ``--workers K`` runs K methods at once in processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from pasur.common.errors import PasurInputError
+from pasur.common.outputs import atomic_path, write_text_atomic
+from pasur.poker.embedding import baselines, handnet
+from pasur.poker.embedding.classes import ClassSpace
+from pasur.poker.embedding.phi import Embedding
+from pasur.poker.embedding.solver import EmbeddingCFR
+from pasur.poker.embedding.tensors import class_tensors, rollout_shares, strength_tensors
+from pasur.poker.engine import Engine
+from pasur.poker.experiments import ExperimentRun, experiment
+from pasur.poker.games import get_game
+from pasur.poker.measures import exploitability
+from pasur.poker.solvers import CFRConfig, CFRSolver
+
+CHECKPOINTS, NETS, BUCKETS = "checkpoints", "nets", "buckets"
+OUTPUTS = ("figure5.png", "figure5.csv", "figure5.md", "figure5.json", CHECKPOINTS, NETS, BUCKETS)
+METHODS = ("embedding", *(f"{f}-{i}" for f in ("ehs", "paemd", "krwemd") for i in (1, 2, 3)))
+FAMILIES = {"embedding": "Embedding CFR", "ehs": "EHS", "paemd": "PaEmd", "krwemd": "KrwEmd"}
+#: the paper's space per round (round 1 lossless)
+PAPER_BUDGETS = {"numeral211": (None, 225, 396)}
+#: HandEbdNet training per game (epochs); small variants train briefly
+EPOCHS = {"numeral211": 40}
+SAVE_EVERY_S = 60.0
+#: the runs' precision: float32 is about 3x faster on Numeral211 (no rounding snap, half the
+#: memory traffic) and its exploitability agrees with float64's to about 1e-6 (tests); the
+#: measurements are far above that
+DTYPE = torch.float32
+#: how the baselines run: "classes" (one-hot Phi in class space, the same iterates as the core's
+#: CFR on their keying, tests/poker/test_poker_embedding.py; about 1.6x faster on Numeral211) or "core"
+SOLVER = "classes"
+
+
+def family(method: str) -> str:
+    return method.split("-")[0]
+
+
+def budgets(space) -> tuple:
+    """The paper's on Numeral211; elsewhere the same share of each round's classes (at least 4)."""
+    name = space.game.name
+    if name in PAPER_BUDGETS:
+        return PAPER_BUDGETS[name]
+    share = (None, 225 / 2260, 396 / 62020)
+    return (None, *(max(4, round(rc.n * share[min(r, 2)])) for r, rc in enumerate(space.rounds) if r))
+
+
+def blind(game) -> float:
+    """One blind in chips: the ante (each player's forced bet; Numeral211 has no blinds)."""
+    return float(game.ante)
+
+
+def schedule(n: int) -> list[int]:
+    pts, p = set(), 1
+    while p <= n:
+        pts.add(p)
+        p *= 2
+    return sorted(pts | {n})
+
+
+# ---------------------------------------------------------------- preparation (cached in --out)
+
+
+def _epochs(game: str) -> int:
+    return EPOCHS.get(game, 30)
+
+
+def prepare_nets(space, out: Path, seed: int, device: str, progress=None) -> list[handnet.Card]:
+    """Train (or reuse) HandEbdNet for rounds 2 onward."""
+    game = space.game.name
+    (out / NETS).mkdir(exist_ok=True)
+    shares = rollout_shares(space)
+    cards = []
+    for r in range(1, space.R):
+        stem = out / NETS / f"round{r + 1}"
+        m = budgets(space)[r]
+        if stem.with_suffix(".json").is_file():
+            cards.append(handnet.load(stem, game=game, round=r, m=m)[1])
+            continue
+        x, y, w = class_tensors(space, r), strength_tensors(space, r, shares), space.rounds[r].weight
+        ep = _epochs(game)
+
+        def note(e: int, loss: float, r: int = r, ep: int = ep) -> None:
+            if progress is not None:
+                progress(e, ep, f"HandEbdNet round {r + 1}: loss {loss:.4f}")
+
+        batch = min(256, max(16, len(x) // 16))
+        net, card = handnet.train(x, y, w, m, game=game, round=r, epochs=ep, batch=batch, seed=seed + r,
+                                  device=device, progress=note)  # fmt: skip
+        handnet.save(net, card, stem)
+        cards.append(card)
+    return cards
+
+
+def _bucketing(space, method: str, seed: int) -> list[np.ndarray]:
+    f, i = family(method), int(method.split("-")[1])
+    b = budgets(space)
+    if f == "ehs":
+        return baselines.ehs(space, b, seed=seed + i)
+    if f == "paemd":
+        return baselines.paemd(space, b, seed=seed + i)
+    return baselines.krwemd(space, b, weighting=i, seed=seed)
+
+
+def prepare_buckets(space, out: Path, method: str, seed: int) -> list[np.ndarray]:
+    (out / BUCKETS).mkdir(exist_ok=True)
+    path = out / BUCKETS / f"{method}.npz"
+    if path.is_file():
+        z = np.load(path)
+        if str(z["game"]) != space.game.name or int(z["seed"]) != seed:
+            raise PasurInputError(f"{path}: made for another game or seed; choose another --out")
+        return [z[f"round{r + 1}"] for r in range(space.R)]
+    b = _bucketing(space, method, seed)
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, game=space.game.name, seed=seed, **{f"round{r + 1}": x for r, x in enumerate(b)})
+    return b
+
+
+# ---------------------------------------------------------------- one method's run
+
+
+def phi_stats(phi: torch.Tensor, r: int) -> dict:
+    """How spread Phi is: advisors that are some class's first choice, the mean largest entry of a
+    column, and the mean effective number of advisors per class (exp of the column's entropy)."""
+    p = phi.double()
+    ent = -(p * p.clamp(min=1e-300).log()).sum(0)
+    return {"round": r + 1, "m": int(p.shape[0]), "advisors_used": int(p.argmax(0).unique().numel()),
+            "mean_max": float(p.max(0).values.mean()), "mean_effective": float(ent.exp().mean())}  # fmt: skip
+
+
+class MethodRun:
+    """The solver of one method, with a checkpointable state and its stored value count."""
+
+    def __init__(self, engine, space, method: str, out: Path, seed: int) -> None:
+        self.method = method
+        self.engine = e = engine
+        w = [torch.as_tensor(rc.weight, dtype=e.dtype, device=e.device) for rc in space.rounds]
+        self.phi_stats: list[dict] = []
+        if method == "embedding":
+            embs = [Embedding.identity(w[0])]
+            for r in range(1, space.R):
+                net, _ = handnet.load(out / NETS / f"round{r + 1}", game=space.game.name, round=r, m=budgets(space)[r])
+                phi = handnet.embedding_matrix(net, class_tensors(space, r), device=e.device)
+                embs.append(Embedding.dense(phi, w[r]))
+                self.phi_stats.append(phi_stats(phi, r))
+        elif SOLVER == "classes":
+            b = prepare_buckets(space, out, method, seed)
+            embs = [Embedding.buckets(torch.as_tensor(x, device=e.device), wr) for x, wr in zip(b, w, strict=True)]
+        else:
+            keying = baselines.keying(space, prepare_buckets(space, out, method, seed), method)
+            self.solver = CFRSolver(e, CFRConfig(method="cfr", updates="simultaneous"), keying=keying)
+            self.stored = sum(int(lg.sum()) * k for lg, k in zip(self.solver.legal, keying.n_keys, strict=True))
+            return
+        self.solver = EmbeddingCFR(e, embs, space=space)
+        self.stored = self.solver.stored_values()
+
+    @property
+    def iteration(self) -> int:
+        return self.solver.iteration
+
+    def exploitability(self) -> float:
+        """Of the average strategy, exact: in class space for Embedding CFR's solver (checked equal
+        to :func:`pasur.poker.measures.exploitability` in the tests, and several times faster)."""
+        if isinstance(self.solver, EmbeddingCFR):
+            return self.solver.exploitability()
+        return exploitability(self.engine, self.solver.average_policy())
+
+    def state(self) -> dict:
+        s = self.solver
+        if isinstance(s, EmbeddingCFR):
+            return s.state_dict()
+        cpu = lambda ts: [t.cpu() for t in ts]  # noqa: E731
+        return {"iteration": s.iteration, "regret": cpu(s.regret), "strategy_sum": cpu(s.strategy_sum),
+                "current": cpu(s.current.tables)}  # fmt: skip
+
+    def load(self, state: dict) -> None:
+        s = self.solver
+        if isinstance(s, EmbeddingCFR):
+            s.load_state_dict(state)
+            return
+        s.iteration = int(state["iteration"])
+        for dst, src in zip(s.regret + s.strategy_sum, state["regret"] + state["strategy_sum"], strict=True):
+            dst.copy_(src)
+        s.current.tables = [t.to(self.engine.device) for t in state["current"]]
+
+
+def _ck_path(out: Path, method: str) -> Path:
+    return out / CHECKPOINTS / f"{method}.pt"
+
+
+def _load_ck(out: Path, game: str, method: str, iterations: int) -> dict | None:
+    path = _ck_path(out, method)
+    if not path.is_file():
+        return None
+    ck = torch.load(path, weights_only=False)
+    if ck["game"] != game:
+        raise PasurInputError(f"--out {out} holds runs of {ck['game']}, not {game}; choose another folder")
+    if ck["iteration"] > iterations:
+        raise PasurInputError(f"--out {out} holds a {method} run of {ck['iteration']} iterations; give --iterations "
+                              f"{ck['iteration']} or more, or another folder")  # fmt: skip
+    return ck
+
+
+def _save_ck(out: Path, ck: dict) -> None:
+    path = _ck_path(out, ck["method"])
+    path.parent.mkdir(exist_ok=True)
+    with atomic_path(path) as tmp:
+        torch.save(ck, tmp)
+
+
+def advance(game: str, method: str, iterations: int, out: Path, device: str, seed: int, report=None) -> dict:
+    """Run (or resume) one method to ``iterations``, measuring at :func:`schedule`; its checkpoint."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        engine = Engine(game, iso=True, device=device, dtype=DTYPE)
+        space = ClassSpace(engine)
+        run = MethodRun(engine, space, method, out, seed)
+        ck = _load_ck(out, game, method, iterations)
+        if ck is None:
+            ck = {"game": game, "method": method, "iteration": 0, "trace": [], "solver_seconds": 0.0,
+                  "measure_seconds": 0.0, "stored_values": run.stored, "phi": run.phi_stats, "state": None}  # fmt: skip
+        else:
+            run.load(ck["state"])
+        done = {p["iteration"] for p in ck["trace"]}
+        last_save = time.monotonic()
+        for point in schedule(iterations):
+            while run.iteration < point:
+                t0 = time.perf_counter()
+                run.solver.iterate(1)
+                ck["solver_seconds"] += time.perf_counter() - t0
+                if report is not None:
+                    report(run.iteration)
+                if time.monotonic() - last_save > SAVE_EVERY_S and run.iteration < point:
+                    _save_ck(out, ck | {"iteration": run.iteration, "state": run.state()})
+                    last_save = time.monotonic()
+            if point in done:
+                continue
+            t0 = time.perf_counter()
+            x = run.exploitability()
+            ck["measure_seconds"] += time.perf_counter() - t0
+            ck["trace"].append({"method": method, "iteration": point, "exploitability_chips": x,
+                                "exploitability_mbg": 1000 * x / blind(engine.game),
+                                "solver_seconds": ck["solver_seconds"]})  # fmt: skip
+            ck |= {"iteration": run.iteration, "state": run.state()}
+            _save_ck(out, ck)
+            last_save = time.monotonic()
+        return ck
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _advance_in_process(args) -> str:
+    game, method, iterations, out, device, seed, shared = args
+
+    def report(n: int) -> None:
+        shared[method] = n
+
+    advance(game, method, iterations, Path(out), device, seed, report)
+    return method
+
+
+def run_methods(run: ExperimentRun, methods) -> dict[str, dict]:
+    total = run.iterations * len(methods)
+    done = {m: (ck["iteration"] if (ck := _load_ck(run.out, run.game, m, run.iterations)) else 0) for m in methods}
+
+    def show() -> None:
+        run.progress(sum(done.values()), total, f"{run.game}: CFR iterations, {len(methods)} methods")
+
+    show()
+    if run.workers > 1:
+        import multiprocessing as mp
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+        ctx = mp.get_context("spawn")
+        with ctx.Manager() as manager, ProcessPoolExecutor(min(run.workers, len(methods)), mp_context=ctx) as pool:
+            shared = manager.dict(done)
+            args = [(run.game, m, run.iterations, str(run.out), run.device, run.seed, shared) for m in methods]
+            futures = {pool.submit(_advance_in_process, a) for a in args}
+            while futures:
+                finished, futures = wait(futures, timeout=1.0, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    f.result()
+                done.update(dict(shared))
+                show()
+    else:
+        for m in methods:
+
+            def report(n: int, m: str = m) -> None:
+                done[m] = n
+                show()
+
+            advance(run.game, m, run.iterations, run.out, run.device, run.seed, report)
+    return {m: _load_ck(run.out, run.game, m, run.iterations) for m in methods}
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def best_per_family(traces: dict[str, list[dict]]) -> dict[str, str]:
+    """The configuration of each family with the lowest final exploitability (the paper plots it)."""
+    best = {}
+    for m, rows in traces.items():
+        f = family(m)
+        if f not in best or rows[-1]["exploitability_chips"] < traces[best[f]][-1]["exploitability_chips"]:
+            best[f] = m
+    return best
+
+
+def _plot(path: Path, traces: dict, best: dict, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = {"embedding": "C3", "ehs": "C0", "paemd": "C1", "krwemd": "C2"}
+    fig, ax = plt.subplots(figsize=(7, 4.6))
+    for m, rows in traces.items():
+        f = family(m)
+        lead = best[f] == m
+        ax.loglog([r["iteration"] for r in rows], [max(r["exploitability_mbg"], 1e-9) for r in rows],
+                  color=colors[f], lw=2.2 if lead else 0.7, alpha=1.0 if lead else 0.5, marker="o" if lead else None,
+                  markersize=3, label=f"{FAMILIES[f]} ({m})" if lead else None)  # fmt: skip
+    ax.set_xlabel("iterations")
+    ax.set_ylabel("exploitability (mb/g)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    ax.set_title(title)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+
+
+def _markdown(run, traces, best, cks, cards, started, load0) -> tuple[str, dict]:
+    final = {m: rows[-1] for m, rows in traces.items()}
+    emb = final["embedding"]["exploitability_mbg"]
+    claim = {}
+    for f in ("ehs", "paemd", "krwemd"):
+        b = final[best[f]]["exploitability_mbg"]
+        claim[f] = {"best": best[f], "mbg": b, "embedding_below": emb < b, "ratio": emb / b if b else float("inf")}
+    it = traces["embedding"][-1]["iteration"]
+    lines = [f"### Figure 5 on {run.game} ({it:,} iterations)", "",
+             "Exploitability of each method's average strategy in the real game (exact best response, "
+             f"NashConv / 2), in milli-blinds per game (1 blind = the ante, {blind(get_game(run.game)):g} chips). "
+             "Vanilla CFR, full width, simultaneous updates; round 1 lossless; rounds 2 and 3 at "
+             f"{', '.join(str(b) for b in budgets_of(run.game)[1:])} advisors or buckets.", "",
+             "| method | stored strategy values | " + " | ".join(f"{p:,}" for p in _columns(traces)) + " |",
+             "|---|---|" + "---|" * len(_columns(traces))]  # fmt: skip
+    for m, rows in traces.items():
+        at = {r["iteration"]: r["exploitability_mbg"] for r in rows}
+        name = f"**{m}**" if best[family(m)] == m else m
+        lines.append(f"| {name} | {cks[m]['stored_values']:,} | "
+                     + " | ".join(f"{at[p]:.1f}" if p in at else "" for p in _columns(traces)) + " |")  # fmt: skip
+    lines += ["", f"At {it:,} iterations Embedding CFR is at **{emb:.1f} mb/g**; the best of each baseline: "
+              + "; ".join(f"{FAMILIES[f]} {c['mbg']:.1f} ({c['best']}, Embedding CFR "
+                          f"{'below' if c['embedding_below'] else 'NOT below'}, ratio {c['ratio']:.3f})"
+                          for f, c in claim.items()) + ".", ""]  # fmt: skip
+    stats = cks["embedding"].get("phi", [])
+    parts = [
+        f"round {x['round']}: {x['advisors_used']} of {x['m']} advisors are some class's first choice, "
+        f"mean largest weight {x['mean_max']:.3f}, {x['mean_effective']:.2f} effective advisors per class"
+        for x in stats
+    ]
+    lines.append("Phi: " + "; ".join(parts) + ".")
+    lines.append("")
+    lines.append("HandEbdNet: " + "; ".join(f"round {c.round}: {c.classes:,} classes ({c.hands:,} hands), m {c.m}, "
+                                            f"{c.epochs} epochs, loss {c.loss[0]:.4f} -> {c.loss[-1]:.4f}, "
+                                            f"{c.seconds:.0f} s" for c in cards) + ".")  # fmt: skip
+    secs = {m: ck["solver_seconds"] for m, ck in cks.items()}
+    meas = {m: ck["measure_seconds"] for m, ck in cks.items()}
+    lines += ["", "Solver seconds: " + ", ".join(f"{m} {s:.1f}" for m, s in secs.items())
+              + f". Measuring: {sum(meas.values()):.1f} s in all. "
+              f"This run: {time.perf_counter() - started:.1f} s wall; "
+              f"load average {load0[0]:.2f} at start, {os.getloadavg()[0]:.2f} at end."]  # fmt: skip
+    summary = {"game": run.game, "iterations": it, "final_mbg": {m: r["exploitability_mbg"] for m, r in final.items()},
+               "best": best, "claim": claim, "stored_values": {m: ck["stored_values"] for m, ck in cks.items()},
+               "solver_seconds": secs, "measure_seconds": meas}  # fmt: skip
+    return "\n".join(lines) + "\n", summary
+
+
+def budgets_of(game: str) -> tuple:
+    return budgets(ClassSpace(Engine(game, iso=True)))
+
+
+def _columns(traces) -> list[int]:
+    return sorted({r["iteration"] for rows in traces.values() for r in rows})
+
+
+@experiment(
+    "figure5",
+    "Embedding CFR Figure 5: exploitability (mb/g) of Embedding CFR against EHS, PaEmd and KrwEmd at equal "
+    "space, against iterations (log axes).",
+    tables=("figure5.md",),
+    outputs=OUTPUTS,
+)
+def figure5(run: ExperimentRun) -> dict:
+    started, load0 = time.perf_counter(), os.getloadavg()
+    engine = Engine(run.game, iso=True, device=run.device)
+    space = ClassSpace(engine)
+    cards = prepare_nets(space, run.out, run.seed, run.device, run.progress)
+    for m in METHODS[1:]:
+        run.progress(0, 0, f"clustering {m}")
+        prepare_buckets(space, run.out, m, run.seed)
+    cks = run_methods(run, METHODS)
+    traces = {m: [r for r in ck["trace"] if r["iteration"] <= run.iterations] for m, ck in cks.items()}
+    best = best_per_family(traces)
+    rows = [r | {"family": family(r["method"]), "stored_values": cks[r["method"]]["stored_values"]}
+            for m in METHODS for r in traces[m]]  # fmt: skip
+    cols = list(rows[0])
+    write_text_atomic(
+        run.out / "figure5.csv", "\n".join([",".join(cols)] + [",".join(str(r[c]) for c in cols) for r in rows]) + "\n"
+    )
+    _plot(run.out / "figure5.png", traces, best, f"Figure 5: {run.game}")
+    md, summary = _markdown(run, traces, best, cks, cards, started, load0)
+    write_text_atomic(run.out / "figure5.md", md)
+    write_text_atomic(run.out / "figure5.json", json.dumps(summary, indent=1) + "\n")
+    return summary

@@ -1,0 +1,174 @@
+"""Embedding CFR (section 3.2): identity Phi is vanilla CFR, one-hot Phi is CFR on the abstraction,
+one advisor plays one strategy everywhere, and exploitability falls."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pasur.poker.abstraction import abstraction
+from pasur.poker.embedding import baselines
+from pasur.poker.embedding.classes import ClassSpace
+from pasur.poker.embedding.phi import Embedding
+from pasur.poker.embedding.solver import EmbeddingCFR
+from pasur.poker.engine import Engine
+from pasur.poker.measures import best_response_values, exploitability
+from pasur.poker.solvers import CFRConfig, CFRSolver
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    e = Engine("numeral211-tiny", iso=True)
+    return e, ClassSpace(e)
+
+
+def _weights(e, space):
+    return [torch.as_tensor(rc.weight, dtype=e.dtype) for rc in space.rounds]
+
+
+def _probs(e, policy, r):
+    return policy.probs(r, 0, e.n_rows[r], 0, e.n_boards[r])
+
+
+def test_identity_phi_has_vanilla_cfr_iterates(tiny):
+    """Independent reference: the core's CFRSolver (vanilla CFR, simultaneous updates) on the
+    lossless suit-isomorphism keying, compared board by board and hand by hand."""
+    e, space = tiny
+    emb = EmbeddingCFR(e, [Embedding.identity(w) for w in _weights(e, space)], space=space)
+    ref = CFRSolver(e, CFRConfig(method="cfr", updates="simultaneous"), keying=abstraction(e, "iso,iso,iso"))
+    for _ in range(5):
+        emb.iterate()
+        ref.iterate()
+        for r in range(e.R):
+            now = _probs(e, emb.current_policy(), r)
+            assert (now - _probs(e, ref.current, r)).abs().max() < 1e-9
+    for r in range(e.R):
+        assert (_probs(e, emb.average_policy(), r) - _probs(e, ref.average_policy(), r)).abs().max() < 1e-9
+    assert exploitability(e, emb.average_policy()) == pytest.approx(exploitability(e, ref.average_policy()), abs=1e-9)
+
+
+def test_one_hot_phi_is_cfr_on_the_abstraction():
+    """A baseline's bucketing: Embedding CFR with its one-hot Phi equals the core's CFR on the
+    core's keying of the same buckets (how Figure 5 runs the baselines, in class space). On four
+    suits, where classes stand for different numbers of hands."""
+    e = Engine("numeral211-r5", iso=True)
+    space = ClassSpace(e)
+    buckets = baselines.paemd(space, [None, 12, 20], seed=0)
+    embs = [Embedding.buckets(torch.as_tensor(b), w) for b, w in zip(buckets, _weights(e, space), strict=True)]
+    emb = EmbeddingCFR(e, embs, space=space)
+    ref = CFRSolver(
+        e, CFRConfig(method="cfr", updates="simultaneous"), keying=baselines.keying(space, buckets, "paemd")
+    )
+    emb.iterate(2)
+    ref.iterate(2)
+    for r in range(e.R):
+        assert (_probs(e, emb.average_policy(), r) - _probs(e, ref.average_policy(), r)).abs().max() < 1e-9
+
+
+def test_dense_phi_embeds_the_per_hand_regrets():
+    """Eq. 4 and 5 with a dense Phi: the advisor regrets of an iteration are Phi times the regrets
+    that vanilla CFR (identity Phi) collects per class when every class plays Phi^T sigma(E)."""
+    e = Engine("numeral211-r5", iso=True)
+    space = ClassSpace(e)
+    w = _weights(e, space)
+    g = torch.Generator().manual_seed(4)
+    phis = [torch.softmax(2 * torch.randn(m, rc.n, generator=g, dtype=e.dtype), 0) for rc, m in
+            zip(space.rounds, (7, 9, 11), strict=True)]  # fmt: skip
+    dense = EmbeddingCFR(e, [Embedding.dense(p, wr) for p, wr in zip(phis, w, strict=True)], space=space)
+    ident = EmbeddingCFR(e, [Embedding.identity(wr) for wr in w], space=space)
+    dense.iterate(2)  # a non-uniform advisor strategy
+    ident.current = [c @ p for c, p in zip(dense.current, phis, strict=True)]  # eq. 4 per class
+    before = [x.clone() for x in dense.regret]
+    ident.iterate(1)
+    dense.iterate(1)
+    for r in range(e.R):
+        want = ident.regret[r] @ phis[r].T  # eq. 5: Phi r(J, a), r(J, a) already weighted by class size
+        assert torch.allclose(dense.regret[r] - before[r], want, rtol=1e-9, atol=1e-9)
+
+
+def test_one_advisor_plays_the_same_strategy_with_every_hand(tiny):
+    e, space = tiny
+    s = EmbeddingCFR(e, [Embedding.uniform(w) for w in _weights(e, space)], space=space)
+    s.iterate(3)
+    for pol in (s.current_policy(), s.average_policy()):
+        for r in range(e.R):
+            p = _probs(e, pol, r)  # [rows, A, boards, hands]
+            flat = p.reshape(p.shape[0], p.shape[1], -1)
+            assert (flat - flat[:, :, :1]).abs().max() < 1e-12
+    # and it is not the uniform strategy: the advisor learned something
+    p = _probs(e, s.average_policy(), 0)
+    assert (p[0, :, 0, 0] - p[0, :, 0, 0].mean()).abs().max() > 1e-3
+
+
+def test_exploitability_falls_with_a_dense_phi(tiny):
+    e, space = tiny
+    g = torch.Generator().manual_seed(0)
+    w = _weights(e, space)
+    embs = [Embedding.identity(w[0])]
+    for rc, m, wr in zip(space.rounds[1:], (8, 20), w[1:], strict=True):
+        embs.append(Embedding.dense(torch.softmax(3 * torch.randn(m, rc.n, generator=g, dtype=e.dtype), 0), wr))
+    s = EmbeddingCFR(e, embs, space=space)
+    s.iterate(2)
+    early = exploitability(e, s.average_policy())
+    s.iterate(60)
+    late = exploitability(e, s.average_policy())
+    assert late < 0.8 * early, (early, late)
+    assert s.stored_values() == sum(int(s.legal[r].sum()) * embs[r].m for r in range(e.R))
+
+
+@pytest.mark.parametrize("game", ["numeral211-tiny", "numeral211-r5"])
+def test_class_space_best_response_equals_the_cores(game):
+    """The solver's own exploitability (class space) against :mod:`pasur.poker.measures` (every
+    board and hand), for a dense Phi's average strategy and its current one."""
+    e = Engine(game, iso=True)
+    space = ClassSpace(e)
+    g = torch.Generator().manual_seed(1)
+    w = _weights(e, space)
+    embs = [Embedding.identity(w[0])]
+    for rc, wr in zip(space.rounds[1:], w[1:], strict=True):
+        embs.append(Embedding.dense(torch.softmax(torch.randn(6, rc.n, generator=g, dtype=e.dtype), 0), wr))
+    s = EmbeddingCFR(e, embs, space=space)
+    s.iterate(3)
+    assert s.exploitability() == pytest.approx(exploitability(e, s.average_policy()), rel=1e-10)
+    if game == "numeral211-tiny":
+        br = s.best_response_values(s.current)
+        assert br == pytest.approx(best_response_values(e, s.current_policy()), rel=1e-10)
+
+
+def test_float32_runs_agree_with_float64():
+    """Figure 5 runs in float32: its exploitability must track float64's closely."""
+    out = []
+    for dt in (torch.float64, torch.float32):
+        e = Engine("numeral211-tiny", iso=True, dtype=dt)
+        space = ClassSpace(e)
+        g = torch.Generator().manual_seed(2)
+        w = _weights(e, space)
+        embs = [Embedding.identity(w[0])]
+        for rc, wr in zip(space.rounds[1:], w[1:], strict=True):
+            embs.append(Embedding.dense(torch.softmax(torch.randn(6, rc.n, generator=g, dtype=torch.float64), 0), wr))
+        s = EmbeddingCFR(e, embs, space=space)
+        s.iterate(30)
+        out.append(s.exploitability())
+    assert out[1] == pytest.approx(out[0], rel=1e-4)
+
+
+def test_dense_phi_refuses_columns_that_are_not_distributions(tiny):
+    e, space = tiny
+    w = _weights(e, space)[1]
+    with pytest.raises(Exception, match="probability"):
+        Embedding.dense(torch.ones(3, len(w), dtype=e.dtype), w)
+
+
+def test_checkpoint_round_trip_resumes_the_same_iterates(tiny):
+    e, space = tiny
+    embs = [Embedding.identity(w) for w in _weights(e, space)]
+    a = EmbeddingCFR(e, embs, space=space)
+    a.iterate(3)
+    b = EmbeddingCFR(e, embs, space=space)
+    b.load_state_dict(a.state_dict())
+    a.iterate(2)
+    b.iterate(2)
+    for x, y in zip(a.average_tables(), b.average_tables(), strict=True):
+        assert torch.equal(x, y)

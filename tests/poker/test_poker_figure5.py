@@ -1,0 +1,63 @@
+"""``pasur poker experiment figure5`` on the smallest variant: outputs, the saved networks and
+bucketings, and a rerun that resumes instead of starting over."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import torch
+import typer
+from typer.testing import CliRunner
+
+from pasur.cli.common import PasurGroup
+from pasur.cli.poker import poker_app
+from pasur.poker.experiments import names
+from pasur.poker.experiments.figure5 import METHODS
+
+torch.set_num_threads(1)
+root = typer.Typer(cls=PasurGroup, add_completion=False, pretty_exceptions_enable=False)
+
+
+@root.callback()
+def _root() -> None:
+    """Test root."""
+
+
+root.add_typer(poker_app, name="poker")
+
+
+def run(*args: str):
+    return CliRunner().invoke(root, ["poker", "experiment", "figure5", "--game", "numeral211-tiny", *args])
+
+
+def test_figure5_runs_writes_its_outputs_and_resumes(tmp_path):
+    assert "figure5" in names() and "bufp-convergence" in names()
+    out = tmp_path / "f5"
+    r = run("--iterations", "4", "--out", str(out), "--json", "-q")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert set(s["final_mbg"]) == set(METHODS)
+    assert len(set(s["stored_values"].values())) == 1  # equal space: every method stores as many values
+    for f in ("figure5.png", "figure5.csv", "figure5.md", "nets/round2.pt", "nets/round3.json", "buckets/ehs-1.npz"):
+        assert (out / f).is_file(), f
+    card = json.loads((out / "nets" / "round3.json").read_text())
+    assert card["round"] == 3 and len(card["loss"]) == card["epochs"]
+    rows = list(csv.DictReader((out / "figure5.csv").open()))
+    assert {int(r["iteration"]) for r in rows} == {1, 2, 4}
+    assert all(float(r["exploitability_mbg"]) > 0 for r in rows)
+    before = (out / "nets" / "round2.pt").read_bytes()
+    # resume to 8: earlier points are kept, not recomputed; the networks are reused
+    r = run("--iterations", "8", "--out", str(out), "--json", "-q")
+    assert r.exit_code == 0, r.output
+    rows2 = list(csv.DictReader((out / "figure5.csv").open()))
+    assert {int(r["iteration"]) for r in rows2} == {1, 2, 4, 8}
+    old = {(r["method"], r["iteration"]): r["exploitability_mbg"] for r in rows}
+    assert all(old[k] == r["exploitability_mbg"] for r in rows2 if (k := (r["method"], r["iteration"])) in old)
+    assert (out / "nets" / "round2.pt").read_bytes() == before
+    for m in METHODS:  # every method improves on its first iterate
+        trace = [float(r["exploitability_mbg"]) for r in rows2 if r["method"] == m]
+        assert trace[-1] < trace[0], (m, trace)
+    # fewer iterations than the checkpoints hold: refused with one line
+    r = run("--iterations", "2", "--out", str(out))
+    assert r.exit_code != 0 and "iterations" in r.output
