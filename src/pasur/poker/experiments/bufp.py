@@ -19,11 +19,11 @@ from pathlib import Path
 
 import torch
 
-from pasur.common.errors import PasurInputError
 from pasur.common.outputs import atomic_path, write_text_atomic
 from pasur.poker.crossplay import MB, best_reply, claim, winnings
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, experiment
+from pasur.poker.experiments.checkpoints import CHECKPOINTS, load_checkpoint, save_checkpoint
 from pasur.poker.fictitious import LABELS, FictitiousPlay
 from pasur.poker.perfect import total_exploitability
 from pasur.poker.policy import TabularPolicy
@@ -33,7 +33,7 @@ from pasur.poker.tree import CALL, RAISE
 
 FIGURE_METHODS = ("cfr", "bufp-x", "bufp-ef", "xfp")
 TABLE_METHODS = ("cfr", "bufp-ef", "bufp-x")  # the paper's order
-CHECKPOINTS = "checkpoints"
+
 SAVE_EVERY_S = 60.0
 #: measurements per decade of iterations
 PER_DECADE = 10
@@ -127,32 +127,6 @@ def measure(engine: Engine, policy: TabularPolicy) -> dict:
     }
 
 
-def _checkpoint_path(out: Path, method: str) -> Path:
-    return out / CHECKPOINTS / f"{method}.pt"
-
-
-def _load_checkpoint(out: Path, game: str, method: str, iterations: int) -> dict | None:
-    path = _checkpoint_path(out, method)
-    if not path.is_file():
-        return None
-    ck = torch.load(path, weights_only=False)
-    if ck["game"] != game:
-        raise PasurInputError(f"--out {out} holds runs of {ck['game']}, not {game}; choose another folder")
-    if ck["iteration"] > iterations:
-        raise PasurInputError(
-            f"--out {out} holds a {method} run of {ck['iteration']} iterations, more than --iterations "
-            f"{iterations}; give --iterations {ck['iteration']} or another folder"
-        )
-    return ck
-
-
-def _save_checkpoint(out: Path, ck: dict) -> None:
-    path = _checkpoint_path(out, ck["method"])
-    path.parent.mkdir(exist_ok=True)
-    with atomic_path(path) as tmp:
-        torch.save(ck, tmp)
-
-
 def advance(game: str, method: str, iterations: int, out: Path, device: str = "cpu", report=None) -> dict:
     """Run (or resume) ``method`` to ``iterations``; returns its checkpoint (trace, state, times).
     ``report(done)`` is called as iterations complete."""
@@ -161,7 +135,7 @@ def advance(game: str, method: str, iterations: int, out: Path, device: str = "c
     try:
         engine = Engine(game, device=device)
         run = MethodRun(engine, method)
-        ck = _load_checkpoint(out, game, method, iterations)
+        ck = load_checkpoint(out, game, method, iterations)
         if ck is None:
             ck = {"game": game, "method": method, "iteration": 0, "trace": [], "solver_seconds": 0.0,
                   "measure_seconds": 0.0, "cpu_seconds": 0.0, "state": None}  # fmt: skip
@@ -184,7 +158,7 @@ def advance(game: str, method: str, iterations: int, out: Path, device: str = "c
                         "state": run.state(),
                         "cpu_seconds": cpu_base + time.process_time() - cpu0,
                     }
-                    _save_checkpoint(out, ck)
+                    save_checkpoint(out, ck)
                     last_save = time.monotonic()
             if point in done_points:
                 continue
@@ -202,7 +176,7 @@ def advance(game: str, method: str, iterations: int, out: Path, device: str = "c
                 "state": run.state(),
                 "cpu_seconds": cpu_base + time.process_time() - cpu0,
             }
-            _save_checkpoint(out, ck)
+            save_checkpoint(out, ck)
             last_save = time.monotonic()
         if report is not None:
             report(run.iteration)
@@ -226,7 +200,7 @@ def run_methods(run: ExperimentRun, methods: tuple[str, ...]) -> dict[str, dict]
     total = run.iterations * len(methods)
     done = {m: 0 for m in methods}
     for m in methods:
-        ck = _load_checkpoint(run.out, run.game, m, run.iterations)
+        ck = load_checkpoint(run.out, run.game, m, run.iterations)
         done[m] = ck["iteration"] if ck else 0
 
     def show() -> None:
@@ -258,7 +232,7 @@ def run_methods(run: ExperimentRun, methods: tuple[str, ...]) -> dict[str, dict]
                 show()
 
             advance(run.game, m, run.iterations, run.out, run.device, report)
-    return {m: _load_checkpoint(run.out, run.game, m, run.iterations) for m in methods}
+    return {m: load_checkpoint(run.out, run.game, m, run.iterations) for m in methods}
 
 
 # ---------------------------------------------------------------- outputs

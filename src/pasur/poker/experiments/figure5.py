@@ -34,11 +34,12 @@ from pasur.poker.embedding.solver import EmbeddingCFR
 from pasur.poker.embedding.tensors import class_tensors, rollout_shares, strength_tensors
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, experiment
+from pasur.poker.experiments.checkpoints import CHECKPOINTS, load_checkpoint, save_checkpoint
 from pasur.poker.games import get_game
 from pasur.poker.measures import exploitability
 from pasur.poker.solvers import CFRConfig, CFRSolver
 
-CHECKPOINTS, NETS, BUCKETS = "checkpoints", "nets", "buckets"
+NETS, BUCKETS = "nets", "buckets"
 OUTPUTS = ("figure5.png", "figure5.csv", "figure5.md", "figure5.json", CHECKPOINTS, NETS, BUCKETS)
 METHODS = ("embedding", *(f"{f}-{i}" for f in ("ehs", "paemd", "krwemd") for i in (1, 2, 3)))
 FAMILIES = {"embedding": "Embedding CFR", "ehs": "EHS", "paemd": "PaEmd", "krwemd": "KrwEmd"}
@@ -208,30 +209,6 @@ class MethodRun:
         s.current.tables = [t.to(self.engine.device) for t in state["current"]]
 
 
-def _ck_path(out: Path, method: str) -> Path:
-    return out / CHECKPOINTS / f"{method}.pt"
-
-
-def _load_ck(out: Path, game: str, method: str, iterations: int) -> dict | None:
-    path = _ck_path(out, method)
-    if not path.is_file():
-        return None
-    ck = torch.load(path, weights_only=False)
-    if ck["game"] != game:
-        raise PasurInputError(f"--out {out} holds runs of {ck['game']}, not {game}; choose another folder")
-    if ck["iteration"] > iterations:
-        raise PasurInputError(f"--out {out} holds a {method} run of {ck['iteration']} iterations; give --iterations "
-                              f"{ck['iteration']} or more, or another folder")  # fmt: skip
-    return ck
-
-
-def _save_ck(out: Path, ck: dict) -> None:
-    path = _ck_path(out, ck["method"])
-    path.parent.mkdir(exist_ok=True)
-    with atomic_path(path) as tmp:
-        torch.save(ck, tmp)
-
-
 def advance(game: str, method: str, iterations: int, out: Path, device: str, seed: int, report=None) -> dict:
     """Run (or resume) one method to ``iterations``, measuring at :func:`schedule`; its checkpoint."""
     threads = torch.get_num_threads()
@@ -240,7 +217,7 @@ def advance(game: str, method: str, iterations: int, out: Path, device: str, see
         engine = Engine(game, iso=True, device=device, dtype=DTYPE)
         space = ClassSpace(engine)
         run = MethodRun(engine, space, method, out, seed)
-        ck = _load_ck(out, game, method, iterations)
+        ck = load_checkpoint(out, game, method, iterations)
         if ck is None:
             ck = {"game": game, "method": method, "iteration": 0, "trace": [], "solver_seconds": 0.0,
                   "measure_seconds": 0.0, "stored_values": run.stored, "phi": run.phi_stats, "state": None}  # fmt: skip
@@ -256,7 +233,7 @@ def advance(game: str, method: str, iterations: int, out: Path, device: str, see
                 if report is not None:
                     report(run.iteration)
                 if time.monotonic() - last_save > SAVE_EVERY_S and run.iteration < point:
-                    _save_ck(out, ck | {"iteration": run.iteration, "state": run.state()})
+                    save_checkpoint(out, ck | {"iteration": run.iteration, "state": run.state()})
                     last_save = time.monotonic()
             if point in done:
                 continue
@@ -267,7 +244,7 @@ def advance(game: str, method: str, iterations: int, out: Path, device: str, see
                                 "exploitability_mbg": 1000 * x / blind(engine.game),
                                 "solver_seconds": ck["solver_seconds"]})  # fmt: skip
             ck |= {"iteration": run.iteration, "state": run.state()}
-            _save_ck(out, ck)
+            save_checkpoint(out, ck)
             last_save = time.monotonic()
         return ck
     finally:
@@ -286,7 +263,9 @@ def _advance_in_process(args) -> str:
 
 def run_methods(run: ExperimentRun, methods) -> dict[str, dict]:
     total = run.iterations * len(methods)
-    done = {m: (ck["iteration"] if (ck := _load_ck(run.out, run.game, m, run.iterations)) else 0) for m in methods}
+    done = {
+        m: (ck["iteration"] if (ck := load_checkpoint(run.out, run.game, m, run.iterations)) else 0) for m in methods
+    }
 
     def show() -> None:
         run.progress(sum(done.values()), total, f"{run.game}: CFR iterations, {len(methods)} methods")
@@ -315,7 +294,7 @@ def run_methods(run: ExperimentRun, methods) -> dict[str, dict]:
                 show()
 
             advance(run.game, m, run.iterations, run.out, run.device, run.seed, report)
-    return {m: _load_ck(run.out, run.game, m, run.iterations) for m in methods}
+    return {m: load_checkpoint(run.out, run.game, m, run.iterations) for m in methods}
 
 
 # ---------------------------------------------------------------- outputs
