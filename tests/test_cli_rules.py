@@ -289,3 +289,18 @@ def test_files_get_the_users_umask(tmp_path, solved, swept):
     for f in written:
         want = 0o755 if f.is_dir() else 0o644
         assert stat.S_IMODE(f.stat().st_mode) == want, f
+
+
+def test_one_writer_per_output_folder(tmp_path):
+    """A second sweep or arena on a folder being written is refused at once; the lock is freed after."""
+    from pasur.common.errors import PasurInputError
+    from pasur.common.outputs import folder_lock
+
+    with (
+        folder_lock(tmp_path, "sweep"),
+        pytest.raises(PasurInputError, match=f"another arena is writing to {tmp_path}"),
+        folder_lock(tmp_path, "arena"),
+    ):
+        pass
+    with folder_lock(tmp_path, "arena"):  # free again
+        pass

@@ -284,3 +284,25 @@ def replace_dir(path: str | Path) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def folder_lock(out: Path, what: str) -> Iterator[None]:
+    """One writer per output folder: a second ``what`` (a sweep, an arena) is refused at once; the
+    OS frees the lock if the writer dies. No lock where ``fcntl`` is missing (not POSIX)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(out / ".lock", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise PasurInputError(
+                f"another {what} is writing to {out} (wait for it, or choose another --out)"
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

@@ -21,12 +21,12 @@ import contextlib
 import json
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pasur.common.errors import PasurInputError
-from pasur.common.outputs import prepare_resumable_dir, write_text_atomic
+from pasur.common.outputs import folder_lock, prepare_resumable_dir, write_text_atomic
 from pasur.game.cards import Deck
 from pasur.hidden.duplicate import play_duplicates
 from pasur.hidden.registry import make_agent
@@ -164,25 +164,6 @@ def _tasks(todo: list[tuple[str, str, int, int]]) -> list[tuple[list[tuple[str, 
 # ---------------------------------------------------------------- the output folder
 
 
-@contextlib.contextmanager
-def _lock(out: Path) -> Iterator[None]:
-    """One driver per output folder (the OS frees the lock if a driver dies)."""
-    try:
-        import fcntl
-    except ImportError:  # not on POSIX
-        yield
-        return
-    with open(out / ".lock", "w") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise PasurInputError(f"another arena is writing to {out} (wait for it, or choose another --out)") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def _merge_spec(out: Path, spec: ArenaSpec) -> ArenaSpec:
     """Reopen ``out``: the same seeds and chunking are required; agents, pairs and deals may grow."""
     path = out / SPEC_FILE
@@ -295,7 +276,7 @@ def run_arena(
         raise PasurInputError(f"--workers must be at least 1, got {workers}")
     out = prepare_resumable_dir(out, marker=SPEC_FILE)
     t0 = time.perf_counter()
-    with _lock(out):
+    with folder_lock(out, "arena"):
         merged = _merge_spec(out, spec)
         write_text_atomic(out / SPEC_FILE, json.dumps({"format": FORMAT, "spec": merged.to_json()}, indent=1) + "\n")
         todo = _work(out, merged, spec)

@@ -29,12 +29,12 @@ import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pasur.common.errors import PasurInputError
-from pasur.common.outputs import atomic_path, prepare_resumable_dir, replace_dir, write_text_atomic
+from pasur.common.outputs import atomic_path, folder_lock, prepare_resumable_dir, replace_dir, write_text_atomic
 from pasur.game.cards import NamedDeck, parse_deck
 from pasur.study.manifest import Manifest
 from pasur.study.pipeline import DeckJob
@@ -125,25 +125,6 @@ def _job_differences(old: dict, new: dict) -> list[str]:
     if old.get("method") != new.get("method"):  # the CFR settings of another method say nothing more
         keys = [k for k in keys if not k.startswith("cfr.")]
     return [f"{k}: {old.get(k)!r} there, {new.get(k)!r} now" for k in keys if old.get(k) != new.get(k)]
-
-
-@contextlib.contextmanager
-def _lock(out: Path) -> Iterator[None]:
-    """One driver per output folder: a second one is refused (the OS frees the lock if a driver dies)."""
-    try:
-        import fcntl
-    except ImportError:  # not on POSIX: no lock
-        yield
-        return
-    with open(out / ".lock", "w") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise PasurInputError(f"another sweep is writing to {out} (wait for it, or choose another --out)") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _clean_leftovers(out: Path) -> None:
@@ -485,7 +466,7 @@ def sweep(
     gpus = _gpus(job, gpus_per_task)
     out = prepare_resumable_dir(out, marker=SWEEP_FILE)
     t0 = time.perf_counter()
-    with _lock(out):
+    with folder_lock(out, "sweep"):
         manifest = prepare(out, decks, job)
         todo = [
             nd
