@@ -60,4 +60,9 @@ def test_figure5_runs_writes_its_outputs_and_resumes(tmp_path):
         assert trace[-1] < trace[0], (m, trace)
     # fewer iterations than the checkpoints hold: refused with one line
     r = run("--iterations", "2", "--out", str(out))
-    assert r.exit_code != 0 and "iterations" in r.output
+    assert r.exit_code == 2 and "iterations" in r.stderr
+    assert r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    # a checkpoint that is not one (truncated, or another file): one line, not a traceback
+    (out / "checkpoints" / "embedding.pt").write_bytes(b"garbage")
+    r = run("--iterations", "8", "--out", str(out))
+    assert r.exit_code == 2 and "not a checkpoint of this experiment" in r.stderr, r.output

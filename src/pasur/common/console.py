@@ -15,6 +15,7 @@ def note(message: str) -> None:
 
 
 def progress_display(quiet: bool, *extra: ProgressColumn) -> Progress:
-    """The progress display of long commands, on stderr, gone when done."""
+    """The progress display of long commands, on stderr, gone when done; none where stderr is not
+    a terminal (a log or a pipe gets no bar, and an error's line comes alone)."""
     columns = (SpinnerColumn(), TextColumn("{task.description}"), *extra, TimeElapsedColumn())
-    return Progress(*columns, console=err, transient=True, disable=quiet)
+    return Progress(*columns, console=err, transient=True, disable=quiet or not err.is_terminal)

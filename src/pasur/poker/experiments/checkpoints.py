@@ -23,7 +23,13 @@ def load_checkpoint(out: Path, game: str, method: str, iterations: int) -> dict 
     path = checkpoint_path(out, method)
     if not path.is_file():
         return None
-    ck = torch.load(path, weights_only=False)
+    try:  # tensors and plain containers only: a checkpoint file cannot run code
+        ck = torch.load(path, map_location="cpu", weights_only=True)
+        missing = [k for k in ("game", "method", "iteration") if k not in ck]
+    except Exception as e:  # torch raises many kinds on a file that is not its own
+        raise PasurInputError(f"{path}: not a checkpoint of this experiment ({str(e).splitlines()[0][:120]})") from None
+    if missing:
+        raise PasurInputError(f"{path}: not a checkpoint of this experiment (no {', '.join(missing)})")
     if ck["game"] != game:
         raise PasurInputError(f"--out {out} holds runs of {ck['game']}, not {game}; choose another folder")
     if ck["iteration"] > iterations:
