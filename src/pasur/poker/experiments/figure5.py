@@ -209,10 +209,14 @@ class MethodRun:
         s.current.tables = [t.to(self.engine.device) for t in state["current"]]
 
 
-def advance(game: str, method: str, iterations: int, out: Path, device: str, seed: int, report=None) -> dict:
-    """Run (or resume) one method to ``iterations``, measuring at :func:`schedule`; its checkpoint."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+def advance(
+    game: str, method: str, iterations: int, out: Path, device: str, seed: int, report=None, threads: int = 1
+) -> dict:
+    """Run (or resume) one method to ``iterations``, measuring at :func:`schedule`; its checkpoint.
+    ``threads``: torch threads for it (one per process when methods run side by side; the
+    command's ``--threads`` when they run one after another)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
     try:
         engine = Engine(game, iso=True, device=device, dtype=DTYPE)
         space = ClassSpace(engine)
@@ -248,7 +252,7 @@ def advance(game: str, method: str, iterations: int, out: Path, device: str, see
             last_save = time.monotonic()
         return ck
     finally:
-        torch.set_num_threads(threads)
+        torch.set_num_threads(before)
 
 
 def _advance_in_process(args) -> str:
@@ -293,7 +297,7 @@ def run_methods(run: ExperimentRun, methods) -> dict[str, dict]:
                 done[m] = n
                 show()
 
-            advance(run.game, m, run.iterations, run.out, run.device, run.seed, report)
+            advance(run.game, m, run.iterations, run.out, run.device, run.seed, report, torch.get_num_threads())
     return {m: load_checkpoint(run.out, run.game, m, run.iterations) for m in methods}
 
 
