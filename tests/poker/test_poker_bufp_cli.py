@@ -106,3 +106,19 @@ def test_experiments_are_listed():
     r = run("--list")
     assert r.exit_code == 0
     assert all(n in r.output for n in ("bufp-convergence", "bufp-total", "bufp-crossplay"))
+
+
+def test_methods_side_by_side_give_what_they_give_one_after_another(tmp_path):
+    """--workers 2 runs the methods in worker processes (reporting progress through a shared dict):
+    the same traces as running them in turn in this process."""
+    traces = {}
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}"
+        r = run("bufp-convergence", "--game", "kuhn", "--iterations", str(ITERATIONS), "--workers", workers,
+                "--out", str(out), "-q")  # fmt: skip
+        assert r.exit_code == 0, r.output
+        with (out / "exploitability.csv").open() as f:
+            traces[workers] = sorted(
+                (row["method"], int(row["iteration"]), float(row["exploitability"])) for row in csv.DictReader(f)
+            )
+    assert traces["1"] and traces["1"] == traces["2"]

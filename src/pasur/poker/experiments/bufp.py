@@ -22,7 +22,7 @@ import torch
 from pasur.common.outputs import atomic_path, write_text_atomic
 from pasur.poker.crossplay import MB, best_reply, claim, winnings
 from pasur.poker.engine import Engine
-from pasur.poker.experiments import ExperimentRun, experiment
+from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
 from pasur.poker.experiments.checkpoints import CHECKPOINTS, load_checkpoint, save_checkpoint
 from pasur.poker.fictitious import LABELS, FictitiousPlay
 from pasur.poker.perfect import total_exploitability
@@ -127,11 +127,13 @@ def measure(engine: Engine, policy: TabularPolicy) -> dict:
     }
 
 
-def advance(game: str, method: str, iterations: int, out: Path, device: str = "cpu", report=None) -> dict:
+def advance(
+    game: str, method: str, iterations: int, out: Path, device: str = "cpu", report=None, threads: int = 1
+) -> dict:
     """Run (or resume) ``method`` to ``iterations``; returns its checkpoint (trace, state, times).
-    ``report(done)`` is called as iterations complete."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    ``report(done)`` is called as iterations complete; ``threads``: torch threads for it."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
     try:
         engine = Engine(game, device=device)
         run = MethodRun(engine, method)
@@ -182,57 +184,12 @@ def advance(game: str, method: str, iterations: int, out: Path, device: str = "c
             report(run.iteration)
         return ck
     finally:
-        torch.set_num_threads(threads)
-
-
-def _advance_in_process(args) -> str:
-    game, method, iterations, out, device, shared = args
-
-    def report(done: int) -> None:
-        shared[method] = done
-
-    advance(game, method, iterations, Path(out), device, report)
-    return method
+        torch.set_num_threads(before)
 
 
 def run_methods(run: ExperimentRun, methods: tuple[str, ...]) -> dict[str, dict]:
     """Advance every method (``run.workers`` at once) and return their checkpoints."""
-    total = run.iterations * len(methods)
-    done = {m: 0 for m in methods}
-    for m in methods:
-        ck = load_checkpoint(run.out, run.game, m, run.iterations)
-        done[m] = ck["iteration"] if ck else 0
-
-    def show() -> None:
-        run.progress(sum(done.values()), total, f"{run.game}, {', '.join(LABELS[m] for m in methods)}")
-
-    show()
-    if run.workers > 1 and len(methods) > 1:
-        import multiprocessing as mp
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-        ctx = mp.get_context("spawn")
-        with ctx.Manager() as manager, ProcessPoolExecutor(min(run.workers, len(methods)), mp_context=ctx) as pool:
-            shared = manager.dict(done)
-            futures = {
-                pool.submit(_advance_in_process, (run.game, m, run.iterations, str(run.out), run.device, shared))
-                for m in methods
-            }
-            while futures:
-                finished, futures = wait(futures, timeout=1.0, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    f.result()
-                done.update(dict(shared))
-                show()
-    else:
-        for m in methods:
-
-            def report(n: int, m: str = m) -> None:
-                done[m] = n
-                show()
-
-            advance(run.game, m, run.iterations, run.out, run.device, report)
-    return {m: load_checkpoint(run.out, run.game, m, run.iterations) for m in methods}
+    return checkpoints.run_methods(run, methods, advance, label=", ".join(LABELS[m] for m in methods))
 
 
 # ---------------------------------------------------------------- outputs

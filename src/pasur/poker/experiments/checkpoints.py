@@ -1,8 +1,10 @@
-"""Checkpoints of an experiment's runs, one file per method under ``OUT/checkpoints/``: what makes
-the long experiments resumable and extendable (a larger ``--iterations`` goes on from the last)."""
+"""Checkpoints of an experiment's runs, one file per method under ``OUT/checkpoints/``, and the
+runner that advances methods to them (in turn, or in processes side by side): what makes the long
+experiments resumable and extendable (a larger ``--iterations`` goes on from the last)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -46,3 +48,57 @@ def save_checkpoint(out: Path, ck: dict) -> None:
     path.parent.mkdir(exist_ok=True)
     with atomic_path(path) as tmp:
         torch.save(ck, tmp)
+
+
+def run_methods(run, methods, advance: Callable[..., dict], *extra, label: str = "") -> dict[str, dict]:
+    """Advance every method to ``run.iterations`` and return their checkpoints.
+
+    ``advance(game, method, iterations, out, device, *extra, report=, threads=)`` runs or resumes
+    one method (a module-level function, so that a worker process can import it). With
+    ``run.workers > 1`` methods run side by side in processes, one torch thread each; otherwise
+    one after another with the command's threads. Progress is iterations done over all methods."""
+    total = run.iterations * len(methods)
+    cks = {m: load_checkpoint(run.out, run.game, m, run.iterations) for m in methods}
+    done = {m: ck["iteration"] if ck else 0 for m, ck in cks.items()}
+
+    def show() -> None:
+        run.progress(sum(done.values()), total, f"{run.game}: {label or f'{len(methods)} methods'}")
+
+    show()
+    if run.workers > 1 and len(methods) > 1:
+        import multiprocessing as mp
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+        ctx = mp.get_context("spawn")
+        with ctx.Manager() as manager, ProcessPoolExecutor(min(run.workers, len(methods)), mp_context=ctx) as pool:
+            shared = manager.dict(done)
+            args = [(run.game, m, run.iterations, run.out, run.device, *extra) for m in methods]
+            futures = {pool.submit(_advance_reporting, advance, a, shared) for a in args}
+            while futures:
+                finished, futures = wait(futures, timeout=1.0, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    f.result()
+                done.update(dict(shared))
+                show()
+    else:
+        for m in methods:
+
+            def report(n: int, m: str = m) -> None:
+                done[m] = n
+                show()
+
+            advance(
+                run.game, m, run.iterations, run.out, run.device, *extra, report=report, threads=torch.get_num_threads()
+            )
+    return {m: load_checkpoint(run.out, run.game, m, run.iterations) for m in methods}
+
+
+def _advance_reporting(advance: Callable[..., dict], args: tuple, shared) -> str:
+    """In a worker process: ``advance`` one method, its iterations reported through ``shared``."""
+    method = args[1]
+
+    def report(n: int) -> None:
+        shared[method] = n
+
+    advance(*args, report=report)
+    return method

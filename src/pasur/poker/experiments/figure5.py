@@ -33,7 +33,7 @@ from pasur.poker.embedding.phi import Embedding
 from pasur.poker.embedding.solver import EmbeddingCFR
 from pasur.poker.embedding.tensors import class_tensors, rollout_shares, strength_tensors
 from pasur.poker.engine import Engine
-from pasur.poker.experiments import ExperimentRun, experiment
+from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
 from pasur.poker.experiments.checkpoints import CHECKPOINTS, load_checkpoint, save_checkpoint
 from pasur.poker.games import get_game
 from pasur.poker.measures import exploitability
@@ -255,50 +255,9 @@ def advance(
         torch.set_num_threads(before)
 
 
-def _advance_in_process(args) -> str:
-    game, method, iterations, out, device, seed, shared = args
-
-    def report(n: int) -> None:
-        shared[method] = n
-
-    advance(game, method, iterations, Path(out), device, seed, report)
-    return method
-
-
 def run_methods(run: ExperimentRun, methods) -> dict[str, dict]:
-    total = run.iterations * len(methods)
-    done = {
-        m: (ck["iteration"] if (ck := load_checkpoint(run.out, run.game, m, run.iterations)) else 0) for m in methods
-    }
-
-    def show() -> None:
-        run.progress(sum(done.values()), total, f"{run.game}: CFR iterations, {len(methods)} methods")
-
-    show()
-    if run.workers > 1:
-        import multiprocessing as mp
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-        ctx = mp.get_context("spawn")
-        with ctx.Manager() as manager, ProcessPoolExecutor(min(run.workers, len(methods)), mp_context=ctx) as pool:
-            shared = manager.dict(done)
-            args = [(run.game, m, run.iterations, str(run.out), run.device, run.seed, shared) for m in methods]
-            futures = {pool.submit(_advance_in_process, a) for a in args}
-            while futures:
-                finished, futures = wait(futures, timeout=1.0, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    f.result()
-                done.update(dict(shared))
-                show()
-    else:
-        for m in methods:
-
-            def report(n: int, m: str = m) -> None:
-                done[m] = n
-                show()
-
-            advance(run.game, m, run.iterations, run.out, run.device, run.seed, report, torch.get_num_threads())
-    return {m: load_checkpoint(run.out, run.game, m, run.iterations) for m in methods}
+    """Advance every method (``run.workers`` at once) and return their checkpoints."""
+    return checkpoints.run_methods(run, methods, advance, run.seed, label=f"CFR iterations, {len(methods)} methods")
 
 
 # ---------------------------------------------------------------- outputs
