@@ -141,3 +141,35 @@ def test_two_sided_consistency_with_one_hand_per_world_is_the_one_sided_kind():
     assert one == two
     more = PIMCAgent(6, mode="both", others=3, boundary=ClubsBoundary()).action_values(info)
     assert [a for a, _ in more] == [a for a, _ in one]
+
+
+@pytest.mark.parametrize("seed,round_,turn", [(106, 1, 5), (92, 2, 5), (93, 3, 4)])
+def test_exact_worlds_average_every_hand_the_opponent_can_hold(seed, round_, turn):
+    """The opponent holds one or two cards: with ``exhaustive``, PIMC's value of each action is the
+    mean, over every hand it can hold, of a scalar minimax in the world where it holds that hand
+    (worlds built here one hand at a time), whatever the seed: the belief is exact, not sampled."""
+    import itertools
+
+    import numpy as np
+
+    from pasur.game.cards import cards_of
+    from pasur.hidden.worlds import Worlds, world_state
+
+    g = _game(seed, round_, turn)
+    info = g.observation(g.mover)
+    unseen, n = cards_of(info.unseen), info.opponent_hand_size
+    hands = list(itertools.combinations(unseen, n))
+    assert n in (1, 2) and len(info.legal_actions()) >= 2
+    sign = 1 if g.mover == ALEX else -1
+    boundary = ClubsBoundary()
+    totals = [0.0] * len(info.legal_actions())
+    for hand in hands:
+        rest = np.array([[x for x in unseen if x not in hand]], dtype=np.int64)
+        s = world_state(info, Worlds(np.array([sum(1 << c for c in hand)], dtype=np.int64), rest, np.ones(1)), 0)
+        for j, a in enumerate(s.legal_actions()):
+            totals[j] += banked_diff(s.play(a)) + _scalar_round(s.play(a), boundary)
+    want = [sign * t / len(hands) for t in totals]
+    for seed_ in (0, 7):
+        got = PIMCAgent(5, boundary=boundary, seed=seed_, exhaustive=len(hands)).action_values(info)
+        assert [a for a, _ in got] == info.legal_actions()
+        assert [v for _, v in got] == pytest.approx(want, abs=1e-4)

@@ -142,3 +142,23 @@ def test_inference_leaves_worlds_alone_before_the_opponent_moves():
     info = _game(3, 8).observation(0)  # round 1, turn 0: Bob has not moved this round
     w = sample_worlds(info, 50, seed=1)
     assert (opponent_weights(info, w).weight == w.weight).all()
+
+
+@pytest.mark.parametrize("seed,steps,p", [(21, 38, 0), (9, 13, 1), (12, 29, 1), (4, 19, 1), (5, 40, 0), (4, 2, 0)])
+def test_exhaustive_worlds_are_every_hand_the_opponent_can_hold(seed, steps, p):
+    """``exhaustive``: when the opponent can hold at most that many hands, the worlds are exactly
+    those hands, once each (listed here independently with itertools), each completing a deck that
+    replays every move seen; above the cap the K sampled worlds come back as before."""
+    g = _game(seed, steps)
+    info = g.observation(p)
+    unseen, n = cards_of(info.unseen), info.opponent_hand_size
+    hands = {sum(1 << c for c in h) for h in itertools.combinations(unseen, n)}
+    w = sample_worlds(info, 20, seed=1, balanced=True, exhaustive=len(hands))
+    assert sorted(w.opp_hand.tolist()) == sorted(hands) and (w.weight == 1).all()
+    for k in range(0, w.k, max(1, w.k // 25)):
+        ws = world_state(info, w, k)
+        s = GameState.initial(ws.deck)
+        for m in g.moves:
+            s = s.apply(m.action)
+        assert s == ws
+    assert sample_worlds(info, 20, seed=1, balanced=True, exhaustive=len(hands) - 1).k == 20

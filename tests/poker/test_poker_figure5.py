@@ -66,3 +66,30 @@ def test_figure5_runs_writes_its_outputs_and_resumes(tmp_path):
     (out / "checkpoints" / "embedding.pt").write_bytes(b"garbage")
     r = run("--iterations", "8", "--out", str(out))
     assert r.exit_code == 2 and "not a checkpoint of this experiment" in r.stderr, r.output
+
+
+def test_figure5_with_one_configuration_per_family(tmp_path):
+    """``--configs 1``: Embedding CFR and the first configuration of each baseline, nothing else
+    run or written; ``--configs`` on another experiment, or out of range, is refused in one line."""
+    out = tmp_path / "f5"
+    r = run("--iterations", "2", "--configs", "1", "--out", str(out), "--json", "-q")
+    assert r.exit_code == 0, r.output
+    assert set(json.loads(r.stdout)["final_mbg"]) == {"embedding", "ehs-1", "paemd-1", "krwemd-1"}
+    assert sorted(p.name for p in (out / "buckets").iterdir() if p.suffix == ".npz") == [
+        "ehs-1.npz",
+        "krwemd-1.npz",
+        "paemd-1.npz",
+    ]
+    assert {r["method"] for r in csv.DictReader((out / "figure5.csv").open())} == {
+        "embedding",
+        "ehs-1",
+        "paemd-1",
+        "krwemd-1",
+    }
+    for args in (
+        ["poker", "experiment", "bufp-convergence", "--game", "kuhn", "--configs", "1", "--out", str(tmp_path / "b")],
+        ["poker", "experiment", "figure5", "--game", "numeral211-tiny", "--configs", "4", "--out", str(out)],
+    ):
+        r = CliRunner().invoke(root, args)
+        assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1, r.output
+    assert not (tmp_path / "b").exists()

@@ -319,6 +319,10 @@ def experiment(
         int, typer.Option("--workers", min=1, max=4096, help="Methods or runs at once (processes or Ray tasks).")
     ] = 1,
     sample_seed: Annotated[int, typer.Option("--sample-seed", min=0, help="Seed of everything sampled.")] = 0,
+    configs: Annotated[
+        int | None,
+        typer.Option("--configs", min=1, max=3, help="figure5: configurations per baseline family (default 3)."),
+    ] = None,
     device: DeviceOpt = None,
     listing: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
     as_json: JsonOpt = False,
@@ -340,6 +344,8 @@ def experiment(
         raise PasurInputError("give the game: --game NAME (see `pasur poker games`)")
     if out is None:
         raise PasurInputError("give the output folder: --out DIR")
+    if configs is not None and name != "figure5":
+        raise PasurInputError(f"--configs applies only to figure5, not to {name}")
     _game(game)
     prepare_resumable_dir(out, list(spec.outputs))
     with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
@@ -348,7 +354,8 @@ def experiment(
         def report(done: int, total: int, note: str) -> None:
             progress.update(task, completed=done, total=total, description=f"{name}: {note}" if note else name)
 
-        run = ex.ExperimentRun(game, iterations, out, device or "cpu", workers, sample_seed, {}, report)
+        options = {} if configs is None else {"configs": configs}
+        run = ex.ExperimentRun(game, iterations, out, device or "cpu", workers, sample_seed, options, report)
         summary = spec.run(run)
     if as_json:
         typer.echo(json.dumps(summary, indent=1))

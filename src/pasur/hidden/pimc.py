@@ -10,6 +10,9 @@ world in every round, and no pretence of knowing the later deals. ``horizon="gam
 PIMC: every world solved exactly to the end of the game with the open-hand solver's forest
 (:func:`pasur.solve.tree.build_forest`), about 0.3 s per world from round 0.
 
+``exhaustive=N`` replaces the K sampled worlds by every hand the opponent can hold when there
+are at most N of them (late in a round, when it holds one or two cards; agent flag ``:exact``).
+
 ``mode="consistent"`` (agent ``ispimc``) makes the agent's own later choices in the round the same
 in every world it cannot tell apart (:mod:`pasur.hidden.roundsolve`), which removes the strategy
 fusion of plain PIMC; it needs the round horizon.
@@ -61,6 +64,7 @@ class PIMCAgent(HiddenAgent):
         balanced: bool = True,
         others: int = 4,
         infer: bool = False,
+        exhaustive: int = 0,
     ) -> None:
         if worlds < 1:
             raise ValueError(f"PIMC needs at least one world, got {worlds}")
@@ -75,6 +79,7 @@ class PIMCAgent(HiddenAgent):
         self.balanced = balanced
         self.others = others
         self.infer = infer
+        self.exhaustive = exhaustive
         self.device = torch.device(device)
         if boundary is None and horizon == "round":
             from pasur.hidden.boundary import default_boundary
@@ -108,7 +113,10 @@ class PIMCAgent(HiddenAgent):
                 results[i] = [(actions[0], float(info.margin))]
             else:
                 todo.append(i)
-        worlds = {i: sample_worlds(infos[i], self.k, self.seed, balanced=self.balanced) for i in todo}
+        worlds = {
+            i: sample_worlds(infos[i], self.k, self.seed, balanced=self.balanced, exhaustive=self.exhaustive)
+            for i in todo
+        }
         if self.infer:
             from pasur.hidden.inference import opponent_weights
 
@@ -121,10 +129,18 @@ class PIMCAgent(HiddenAgent):
             by_layer: dict[tuple[int, int], list[int]] = {}
             for i in todo:
                 by_layer.setdefault((infos[i].round, infos[i].turn), []).append(i)
-            per_call = max(1, MAX_ROOTS // (self.k * (self.others if self.mode == "both" else 1)))
+            per_world = self.others if self.mode == "both" else 1
             for same in by_layer.values():
-                for lo in range(0, len(same), per_call):
-                    part = same[lo : lo + per_call]
+                parts, part, roots = [], [], 0
+                for i in same:  # as many decisions per call as MAX_ROOTS allows (at least one)
+                    n = worlds[i].k * per_world
+                    if part and roots + n > MAX_ROOTS:
+                        parts.append(part)
+                        part, roots = [], 0
+                    part.append(i)
+                    roots += n
+                parts.append(part)
+                for part in parts:
                     qs = self._solve_rounds([infos[i] for i in part], [worlds[i] for i in part])
                     for i, q in zip(part, qs, strict=True):
                         results[i] = self._finish(infos[i], q, worlds[i].weight)

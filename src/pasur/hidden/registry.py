@@ -1,10 +1,12 @@
 """Agents by name, for the arena and the command line.
 
 ``random``, ``greedy``, ``heuristic``; ``pimc:K`` (K worlds, round horizon), ``pimc:K:game``
-(textbook PIMC, to the end of the game), ``ispimc:K`` (information-set-consistent PIMC); a
-``:clubs`` suffix swaps the learned boundary value for the closed form; ``ismcts:N`` (OpenSpiel's
-information-set MCTS with N simulations, needs ``open_spiel``); ``optimal`` (the open-hand
-optimal player, who sees everything: the upper bound).
+(textbook PIMC, to the end of the game), ``ispimc:K`` (information-set-consistent PIMC);
+``:infer`` weighs the worlds by the opponent's moves; ``:exact`` takes every hand the opponent can
+hold, when it holds few cards (at most 435 hands), instead of K samples; a ``:clubs`` suffix swaps
+the learned boundary value for the closed form; ``ismcts:N`` (OpenSpiel's information-set MCTS
+with N simulations, needs ``open_spiel``); ``optimal`` (the open-hand optimal player, who sees
+everything: the upper bound).
 
 >>> make_agent("pimc:30").name, make_agent("heuristic").name
 ('pimc:30', 'heuristic')
@@ -19,10 +21,14 @@ from __future__ import annotations
 from pasur.common.errors import PasurInputError
 
 AGENT_HELP = (
-    "random, greedy, heuristic, pimc:K (K worlds; :game to solve to the end of the game), ispimc:K, "
+    "random, greedy, heuristic, pimc:K (K worlds; :game to solve to the end of the game; :infer to weigh "
+    "the worlds by the opponent's moves; :exact for every opponent hand when few), ispimc:K (:infer, :exact), "
     "ismcts:N (OpenSpiel's ISMCTS, N simulations; :game for rollouts to the end), "
     "optimal (open-hand, sees everything)"
 )
+#: ``:exact``: every hand the opponent can hold, when it can hold at most this many (one card of
+#: up to 44, or two of up to 30 unseen cards), instead of the K sampled worlds
+EXACT_WORLDS = 435
 NAMES = ("random", "greedy", "heuristic", "pimc", "ispimc", "ispimc2", "ismcts", "optimal")
 
 
@@ -69,9 +75,9 @@ def make_agent(spec: str, *, seed: int = 0, device: str = "cpu"):
         return ISMCTSAgent(n, seed=seed, rollout="game" if len(args) == 2 else "round")
     k = _count(spec, args[0] if args else None, "worlds", 50, 1_000)
     flags = set(args[1:])
-    unknown = flags - {"game", "clubs", "iid", "infer"}
+    unknown = flags - {"game", "clubs", "iid", "infer", "exact"}
     if unknown:
-        raise PasurInputError(f"agent {spec!r}: unknown option {sorted(unknown)[0]!r} (game, clubs, iid, infer)")
+        raise PasurInputError(f"agent {spec!r}: unknown option {sorted(unknown)[0]!r} (game, clubs, iid, infer, exact)")
     if kind.startswith("ispimc") and "game" in flags:
         raise PasurInputError(f"agent {spec!r}: {kind} solves one round at a time (no :game)")
     from pasur.hidden.pimc import PIMCAgent
@@ -91,4 +97,5 @@ def make_agent(spec: str, *, seed: int = 0, device: str = "cpu"):
         name=spec.strip().lower(),
         balanced="iid" not in flags,
         infer="infer" in flags,
+        exhaustive=EXACT_WORLDS if "exact" in flags else 0,
     )

@@ -20,7 +20,9 @@ True
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 
@@ -58,17 +60,27 @@ def _masks(cards: np.ndarray) -> np.ndarray:
 
 
 def sample_worlds(
-    info: InfoState, k: int, seed: int = 0, rng: np.random.Generator | None = None, *, balanced: bool = False
+    info: InfoState,
+    k: int,
+    seed: int = 0,
+    rng: np.random.Generator | None = None,
+    *,
+    balanced: bool = False,
+    exhaustive: int = 0,
 ) -> Worlds:
     """``k`` worlds drawn uniformly among those consistent with ``info``: independently, or, with
     ``balanced``, in groups that deal the opponent disjoint hands cut from one random permutation of
     the unseen cards (each world is still uniform, but every unseen card is in the opponent's hand
-    about equally often: a lower-variance estimate of the risks a hand poses)."""
+    about equally often: a lower-variance estimate of the risks a hand poses). With ``exhaustive``,
+    when the opponent can hold at most that many hands, every one of them instead
+    (:func:`every_hand`): ``k`` worlds would leave some out."""
     if k < 1:
         raise ValueError(f"need at least one world, got {k}")
     rng = rng if rng is not None else info_seed(info, seed)
     unseen = np.array(cards_of(info.unseen), dtype=np.int64)
     n_opp = info.opponent_hand_size
+    if n_opp and math.comb(unseen.size, n_opp) <= exhaustive:
+        return every_hand(info, rng)
     perms = rng.permuted(np.broadcast_to(unseen, (k, unseen.size)), axis=1)
     if balanced and n_opp and unseen.size >= 2 * n_opp:
         per = unseen.size // n_opp  # disjoint hands per permutation
@@ -80,6 +92,18 @@ def sample_worlds(
                 perms[lo + j] = np.concatenate([hand, rest])
     opp = _masks(perms[:, :n_opp]) if n_opp else np.zeros(k, dtype=np.int64)
     return Worlds(opp, perms[:, n_opp:], np.ones(k))
+
+
+def every_hand(info: InfoState, rng: np.random.Generator) -> Worlds:
+    """One world per hand the opponent can hold, each with a random order of the other unseen
+    cards. Every hand is equally likely (each completes to the same number of decks), so the worlds
+    weigh alike; with the round horizon only the hand and the set of undealt cards matter, so this
+    is the exact belief, not a sample. Late in a round the opponent holds one or two cards: a
+    sample of K of its few dozen possible hands would miss the very card that sweeps the pool."""
+    unseen = np.array(cards_of(info.unseen), dtype=np.int64)
+    hands = np.array(list(combinations(unseen.tolist(), info.opponent_hand_size)), dtype=np.int64)
+    rest = np.stack([rng.permutation(np.setdiff1d(unseen, h, assume_unique=True)) for h in hands])
+    return Worlds(_masks(hands), rest, np.ones(len(hands)))
 
 
 def world_deck(info: InfoState, opp_hand: int, undealt: list[int]) -> Deck:

@@ -41,7 +41,9 @@ from pasur.poker.solvers import CFRConfig, CFRSolver
 
 NETS, BUCKETS = "nets", "buckets"
 OUTPUTS = ("figure5.png", "figure5.csv", "figure5.md", "figure5.json", CHECKPOINTS, NETS, BUCKETS)
-METHODS = ("embedding", *(f"{f}-{i}" for f in ("ehs", "paemd", "krwemd") for i in (1, 2, 3)))
+#: configurations per baseline family (appendix E: three seeds or weightings each)
+CONFIGS = 3
+METHODS = ("embedding", *(f"{f}-{i}" for f in ("ehs", "paemd", "krwemd") for i in range(1, CONFIGS + 1)))
 FAMILIES = {"embedding": "Embedding CFR", "ehs": "EHS", "paemd": "PaEmd", "krwemd": "KrwEmd"}
 #: the paper's space per round (round 1 lossless)
 PAPER_BUDGETS = {"numeral211": (None, 225, 396)}
@@ -55,6 +57,14 @@ DTYPE = torch.float32
 #: how the baselines run: "classes" (one-hot Phi in class space, the same iterates as the core's
 #: CFR on their keying, tests/poker/test_poker_embedding.py; about 1.6x faster on Numeral211) or "core"
 SOLVER = "classes"
+
+
+def methods_for(configs: int = CONFIGS) -> tuple[str, ...]:
+    """Embedding CFR and the first ``configs`` configurations of each baseline (``--configs 1``:
+    one per family, a third of the baselines' time, for a run that must fit a session)."""
+    if not 1 <= configs <= CONFIGS:
+        raise PasurInputError(f"--configs must be from 1 to {CONFIGS}, got {configs}")
+    return tuple(m for m in METHODS if m == "embedding" or int(m.rsplit("-", 1)[1]) <= configs)
 
 
 def family(method: str) -> str:
@@ -365,14 +375,15 @@ def figure5(run: ExperimentRun) -> dict:
     engine = Engine(run.game, iso=True, device=run.device)
     space = ClassSpace(engine)
     cards = prepare_nets(space, run.out, run.seed, run.device, run.progress)
-    for m in METHODS[1:]:
+    methods = methods_for(run.options.get("configs", CONFIGS))
+    for m in methods[1:]:
         run.progress(0, 0, f"clustering {m}")
         prepare_buckets(space, run.out, m, run.seed)
-    cks = run_methods(run, METHODS)
+    cks = run_methods(run, methods)
     traces = {m: [r for r in ck["trace"] if r["iteration"] <= run.iterations] for m, ck in cks.items()}
     best = best_per_family(traces)
     rows = [r | {"family": family(r["method"]), "stored_values": cks[r["method"]]["stored_values"]}
-            for m in METHODS for r in traces[m]]  # fmt: skip
+            for m in methods for r in traces[m]]  # fmt: skip
     cols = list(rows[0])
     write_text_atomic(
         run.out / "figure5.csv", "\n".join([",".join(cols)] + [",".join(str(r[c]) for c in cols) for r in rows]) + "\n"
