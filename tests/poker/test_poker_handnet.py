@@ -152,3 +152,42 @@ def test_saved_network_loads_with_checks(small_data, tmp_path):
     (tmp_path / "round2.pt").write_bytes((tmp_path / "round2.pt").read_bytes() + b"x")
     with pytest.raises(PasurInputError, match="sha256"):
         handnet.load(stem, game="numeral211-r5", round=1, m=6)
+
+
+def test_advisors_start_from_distinct_hands_picked_by_kmeans_plus_plus():
+    """k-means++ seeding never picks a row equal to one already picked while another is left (its
+    distance is 0): with as many advisors as distinct strength tensors, each is picked once, and
+    rows of weight 0 never."""
+    rows = torch.tensor([[0.25, 0.25, 0.5], [0.25, 0.25, 0.5], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.5, 0.5, 0.0]])
+    y = rows[:, None, :]  # [n, s = 1, 3]
+    weight = torch.tensor([1.0, 3.0, 2.0, 1.0, 0.0])
+    for seed in range(20):
+        picked = handnet.seed_advisors(y, weight, 3, torch.Generator().manual_seed(seed)).tolist()
+        assert 4 not in picked
+        assert sorted({tuple(rows[i].tolist()) for i in picked}) == sorted(
+            {(0.25, 0.25, 0.5), (1.0, 0.0, 0.0), (0.0, 0.0, 1.0)}
+        )
+
+
+def test_head_starts_as_the_picked_hands_strength(small_data):
+    """Before any step (0 epochs) advisor a predicts the strength tensor of the hand it was seeded
+    from (up to the 1e-4 floor on log shares); with PyTorch's start it predicts something else."""
+    x, y, w = small_data
+    net, card = handnet.train(x, y, w, 8, game="numeral211-r5", round=1, epochs=0, features=20, seed=4)
+    assert card.head_init == "data" and card.loss == []
+    picked = handnet.seed_advisors(
+        torch.as_tensor(y, dtype=torch.float32),
+        torch.as_tensor(w / w.sum(), dtype=torch.float32),
+        8,
+        torch.Generator().manual_seed(4),
+    )
+    s = y.shape[1]
+    advisors = torch.softmax((net.head.weight.T + net.head.bias).view(8, s, 3), dim=2).detach()
+    assert torch.allclose(advisors, torch.as_tensor(y[picked.numpy()], dtype=torch.float32), atol=1e-3)
+    plain, _ = handnet.train(
+        x, y, w, 8, game="numeral211-r5", round=1, epochs=0, features=20, seed=4, head_init="torch"
+    )
+    other = torch.softmax((plain.head.weight.T + plain.head.bias).view(8, s, 3), dim=2).detach()
+    assert not torch.allclose(other, advisors, atol=1e-2)
+    with pytest.raises(PasurInputError, match="head start"):
+        handnet.train(x, y, w, 8, game="numeral211-r5", round=1, epochs=0, head_init="zeros")

@@ -4,9 +4,10 @@ A convolution whose kernels each cover one suit channel whole (``ranks x s``: a 
 ``features / suits`` kernels per channel, so suit patterns such as flushes are seen per suit;
 :data:`GROUPS` = 1 makes it a plain one), ReLU, ``features`` (500) values, a fully connected layer
 to ``m``, softmax: that is ``Phi[:, q]``; a fully connected head maps it to the strength tensor's
-logits ``[s, 3]`` (a softmax per row). The loss is the KL divergence from the true shares, weighted
-by how many actual hands each training class stands for, so training on the suit-isomorphism
-classes is training on every hand of the round. One network per round, seeded; the Phi it induces
+logits ``[s, 3]`` (a softmax per row; the head starts from the data, :data:`HEAD_INITS`). The
+loss is the KL divergence from the true shares, weighted by how many actual hands each training
+class stands for, so training on the suit-isomorphism classes is training on every hand of the
+round. One network per round, seeded; the Phi it induces
 is what Embedding CFR runs on. Saved as ``NAME.pt`` (PyTorch state dict) with a JSON card ``NAME.json``.
 """
 
@@ -65,21 +66,47 @@ class Card:
     batch: int
     loss: list[float] = field(default_factory=list)  # per epoch, weighted KL (nats per hand)
     spread: float = 0.0  # weight of the advisor-usage term (0: the paper's loss)
+    head_init: str = "torch"  # see HEAD_INITS (cards written before it existed: "torch")
     groups: int = 0  # convolution groups (the suits: one channel per kernel)
     seconds: float = 0.0
     sha256: str = ""
     version: int = CARD_VERSION
 
 
+#: how the head (advisor -> strength logits) starts. "data": advisor a starts as the log strength
+#: tensor of one hand, the m hands picked by k-means++ seeding on the strength tensors (weighted by
+#: the hands each class stands for); "torch": PyTorch's default. Appendix D does not say; from
+#: PyTorch's start the network rebuilds y from mixtures of 2 or 3 advisors and leaves the rest
+#: unused (docs/embedding-cfr.md), from the data it uses most of them and fits y far better.
+HEAD_INITS = ("data", "torch")
+
+
+def seed_advisors(y: torch.Tensor, weight: torch.Tensor, m: int, generator: torch.Generator) -> torch.Tensor:
+    """``m`` row indices of ``y`` by k-means++ seeding (squared distance, rows weighted by ``weight``):
+    the first by weight, each next with probability proportional to weight x distance to the nearest
+    already picked. Distinct while fewer than ``m`` rows are picked and some row is not yet covered."""
+    flat = y.reshape(len(y), -1)
+    picked = [int(torch.multinomial(weight, 1, generator=generator))]
+    dist = ((flat - flat[picked[0]]) ** 2).sum(1)
+    for _ in range(m - 1):
+        p = weight * dist
+        p = p / p.sum() if p.sum() > 0 else weight  # every row covered: repeat by weight
+        picked.append(int(torch.multinomial(p, 1, generator=generator)))
+        dist = torch.minimum(dist, ((flat - flat[picked[-1]]) ** 2).sum(1))
+    return torch.tensor(picked)
+
+
 def train(x, y, weight, m: int, *, game: str, round: int, epochs: int = 60, lr: float = 1e-2, batch: int = 256,
           features: int = 500, seed: int = 0, device="cpu", progress=None, spread: float = 0.0,
-          ) -> tuple[HandEbdNet, Card]:  # fmt: skip
+          head_init: str = "data") -> tuple[HandEbdNet, Card]:  # fmt: skip
     """Fit a network to classes ``x`` ``[n, suits, ranks, s]``, ``y`` ``[n, s, 3]`` weighted by
     ``weight`` ``[n]`` (Adam, shuffled mini-batches). ``progress(epoch, loss)`` after each epoch.
 
     ``spread`` > 0 adds ``spread * (H(column) - H(usage))`` to the loss (not in the paper): sharp
     columns, every advisor used. Without it the network reconstructs y from a few advisors'
-    mixtures and leaves the rest unused (docs/embedding-cfr.md)."""
+    mixtures and leaves the rest unused (docs/embedding-cfr.md). ``head_init``: see :data:`HEAD_INITS`."""
+    if head_init not in HEAD_INITS:
+        raise PasurInputError(f"unknown head start {head_init!r} (choose from {', '.join(HEAD_INITS)})")
     dev = torch.device(device)
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
@@ -93,8 +120,13 @@ def train(x, y, weight, m: int, *, game: str, round: int, epochs: int = 60, lr: 
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs))
     logy = torch.log(Y.clamp(min=1e-12))
+    if head_init == "data":
+        rows = seed_advisors(Y.cpu(), W.cpu(), m, g).to(dev)
+        with torch.no_grad():
+            net.head.weight.copy_(torch.log(Y[rows].clamp(min=1e-4)).reshape(m, -1).T)
+            net.head.bias.zero_()
     card = Card(game, round + 1, m, features, S, K, n, int(np.asarray(weight).sum()), seed, epochs, lr, batch)
-    card.spread, card.groups = spread, groups
+    card.spread, card.groups, card.head_init = spread, groups, head_init
     t0 = time.perf_counter()
     for ep in range(epochs):
         perm = torch.randperm(n, generator=g).to(dev)
