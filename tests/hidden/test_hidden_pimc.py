@@ -173,3 +173,28 @@ def test_exact_worlds_average_every_hand_the_opponent_can_hold(seed, round_, tur
         got = PIMCAgent(5, boundary=boundary, seed=seed_, exhaustive=len(hands)).action_values(info)
         assert [a for a, _ in got] == info.legal_actions()
         assert [v for _, v in got] == pytest.approx(want, abs=1e-4)
+
+
+def test_calls_split_by_roots_give_the_values_of_one_decision_at_a_time(monkeypatch):
+    """Decisions with exhaustive worlds (the opponent's last card: dozens of worlds) and sampled ones
+    (K each) in one batch, cut into calls of at most a few roots: the same values as one at a time."""
+    import pasur.hidden.pimc as pimc
+
+    games = [_game(110 + s, 2, t) for s in range(3) for t in (1, 5)]
+    infos = [g.observation(g.mover) for g in games]
+    agent = PIMCAgent(4, boundary=ClubsBoundary(), exhaustive=60, mode="consistent", infer=True)
+    alone = [agent.action_values(i) for i in infos]
+    monkeypatch.setattr(pimc, "MAX_ROOTS", 30)
+    assert agent.values_batch(infos) == alone
+
+
+def test_exact_flag_needs_the_round_horizon():
+    from pasur.common.errors import PasurInputError
+    from pasur.hidden.registry import EXACT_WORLDS, make_agent
+
+    agent = make_agent("ispimc:20:infer:exact")
+    assert (agent.exhaustive, agent.infer, agent.mode) == (EXACT_WORLDS, True, "consistent")
+    with pytest.raises(PasurInputError, match="round horizon"):
+        make_agent("pimc:10:game:exact")
+    with pytest.raises(ValueError, match="horizon"):
+        PIMCAgent(5, horizon="game", exhaustive=10)

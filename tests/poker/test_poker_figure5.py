@@ -86,10 +86,16 @@ def test_figure5_with_one_configuration_per_family(tmp_path):
         "paemd-1",
         "krwemd-1",
     }
+    # networks trained from another start are refused, not silently reused
+    card = out / "nets" / "round2.json"
+    card.write_text(card.read_text().replace('"head_init": "data"', '"head_init": "torch"'))
+    r = run("--iterations", "2", "--configs", "1", "--out", str(out))
+    assert r.exit_code == 2 and "head_init" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
     for args in (
         ["poker", "experiment", "bufp-convergence", "--game", "kuhn", "--configs", "1", "--out", str(tmp_path / "b")],
-        ["poker", "experiment", "figure5", "--game", "numeral211-tiny", "--configs", "4", "--out", str(out)],
+        ["poker", "experiment", "figure5", "--game", "numeral211-tiny", "--configs", "4", "--out", str(tmp_path / "c")],
+        ["poker", "experiment", "figure5", "--game", "numeral211-tiny", "--configs", "0", "--out", str(tmp_path / "c")],
     ):
         r = CliRunner().invoke(root, args)
         assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1, r.output
-    assert not (tmp_path / "b").exists()
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()

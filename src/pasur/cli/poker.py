@@ -321,7 +321,7 @@ def experiment(
     sample_seed: Annotated[int, typer.Option("--sample-seed", min=0, help="Seed of everything sampled.")] = 0,
     configs: Annotated[
         int | None,
-        typer.Option("--configs", min=1, max=3, help="figure5: configurations per baseline family (default 3)."),
+        typer.Option("--configs", help="figure5: configurations per baseline family, 1 to 3 (default 3)."),
     ] = None,
     device: DeviceOpt = None,
     listing: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
@@ -344,8 +344,12 @@ def experiment(
         raise PasurInputError("give the game: --game NAME (see `pasur poker games`)")
     if out is None:
         raise PasurInputError("give the output folder: --out DIR")
-    if configs is not None and name != "figure5":
-        raise PasurInputError(f"--configs applies only to figure5, not to {name}")
+    if configs is not None:
+        if name != "figure5":
+            raise PasurInputError(f"--configs applies only to figure5, not to {name}")
+        from pasur.poker.experiments.figure5 import methods_for
+
+        methods_for(configs)  # refused here, before any folder is made
     _game(game)
     prepare_resumable_dir(out, list(spec.outputs))
     with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:

@@ -11,7 +11,8 @@ PIMC: every world solved exactly to the end of the game with the open-hand solve
 (:func:`pasur.solve.tree.build_forest`), about 0.3 s per world from round 0.
 
 ``exhaustive=N`` replaces the K sampled worlds by every hand the opponent can hold when there
-are at most N of them (late in a round, when it holds one or two cards; agent flag ``:exact``).
+are at most N of them (its last card of a round; two or three cards late in the game; agent flag
+``:exact``). Round horizon only: to the end of the game a world is more than the hand.
 
 ``mode="consistent"`` (agent ``ispimc``) makes the agent's own later choices in the round the same
 in every world it cannot tell apart (:mod:`pasur.hidden.roundsolve`), which removes the strategy
@@ -72,6 +73,8 @@ class PIMCAgent(HiddenAgent):
             raise ValueError(f"unknown horizon {horizon!r} (choose from {', '.join(HORIZONS)})")
         if mode != "minimax" and horizon != "round":
             raise ValueError("the consistent modes solve one round: they need horizon='round'")
+        if exhaustive and horizon != "round":
+            raise ValueError("exhaustive worlds are the exact belief only with horizon='round'")
         self.k = worlds
         self.horizon = horizon
         self.mode = mode

@@ -26,8 +26,9 @@ AGENT_HELP = (
     "ismcts:N (OpenSpiel's ISMCTS, N simulations; :game for rollouts to the end), "
     "optimal (open-hand, sees everything)"
 )
-#: ``:exact``: every hand the opponent can hold, when it can hold at most this many (one card of
-#: up to 44, or two of up to 30 unseen cards), instead of the K sampled worlds
+#: ``:exact``: every hand the opponent can hold, when it can hold at most this many (in play: its
+#: last card, at most 41 hands; two cards from round 2, at most 325; three in round 4, 165),
+#: instead of the K sampled worlds
 EXACT_WORLDS = 435
 NAMES = ("random", "greedy", "heuristic", "pimc", "ispimc", "ispimc2", "ismcts", "optimal")
 
@@ -80,6 +81,8 @@ def make_agent(spec: str, *, seed: int = 0, device: str = "cpu"):
         raise PasurInputError(f"agent {spec!r}: unknown option {sorted(unknown)[0]!r} (game, clubs, iid, infer, exact)")
     if kind.startswith("ispimc") and "game" in flags:
         raise PasurInputError(f"agent {spec!r}: {kind} solves one round at a time (no :game)")
+    if {"exact", "game"} <= flags:
+        raise PasurInputError(f"agent {spec!r}: :exact needs the round horizon (no :game)")
     from pasur.hidden.pimc import PIMCAgent
 
     boundary = None

@@ -116,6 +116,8 @@ def train(x, y, weight, m: int, *, game: str, round: int, epochs: int = 60, lr: 
     X = torch.as_tensor(x, dtype=torch.float32, device=dev)
     Y = torch.as_tensor(y, dtype=torch.float32, device=dev)
     W = torch.as_tensor(weight, dtype=torch.float32, device=dev)
+    if not float(W.sum()) > 0:
+        raise PasurInputError("HandEbdNet needs hands of positive total weight")
     W = W / W.sum()
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs))

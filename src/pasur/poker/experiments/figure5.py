@@ -7,7 +7,7 @@ on its imperfect-recall abstraction: CFR with a one-hot Phi, which has the itera
 CFR on the abstraction's keying (:class:`pasur.poker.solvers.CFRSolver`; ``SOLVER = "core"`` runs that).
 Round 1 is lossless everywhere; rounds 2 and 3 get ``m`` advisors or ``m`` buckets (225 and 396 on
 Numeral211, the paper's budgets). Three configurations per baseline (appendix E): three k-means
-seeds for EHS and PaEmd, three round weightings for KrwEmd.
+seeds for EHS and PaEmd, three round weightings for KrwEmd; ``--configs 1`` or ``2`` runs fewer.
 
 Prepared once into ``--out`` and reused: ``nets/`` (one HandEbdNet per round, PyTorch + JSON card,
 with its loss curve), ``buckets/`` (each bucketing). Each method's run is checkpointed in
@@ -47,6 +47,8 @@ METHODS = ("embedding", *(f"{f}-{i}" for f in ("ehs", "paemd", "krwemd") for i i
 FAMILIES = {"embedding": "Embedding CFR", "ehs": "EHS", "paemd": "PaEmd", "krwemd": "KrwEmd"}
 #: the paper's space per round (round 1 lossless)
 PAPER_BUDGETS = {"numeral211": (None, 225, 396)}
+#: how HandEbdNet's head starts (handnet.HEAD_INITS); networks in --out trained otherwise are refused
+HEAD_INIT = "data"
 #: HandEbdNet training per game (epochs); small variants train briefly
 EPOCHS = {"numeral211": 40}
 SAVE_EVERY_S = 60.0
@@ -110,7 +112,13 @@ def prepare_nets(space, out: Path, seed: int, device: str, progress=None) -> lis
         stem = out / NETS / f"round{r + 1}"
         m = budgets(space)[r]
         if stem.with_suffix(".json").is_file():
-            cards.append(handnet.load(stem, game=game, round=r, m=m)[1])
+            card = handnet.load(stem, game=game, round=r, m=m)[1]
+            if card.head_init != HEAD_INIT:
+                raise PasurInputError(
+                    f"{stem.with_suffix('.json')}: trained with head_init {card.head_init!r}, this run trains "
+                    f"{HEAD_INIT!r}: use another --out"
+                )
+            cards.append(card)
             continue
         x, y, w = class_tensors(space, r), strength_tensors(space, r, shares), space.rounds[r].weight
         ep = _epochs(game)
@@ -121,7 +129,7 @@ def prepare_nets(space, out: Path, seed: int, device: str, progress=None) -> lis
 
         batch = min(256, max(16, len(x) // 16))
         net, card = handnet.train(x, y, w, m, game=game, round=r, epochs=ep, batch=batch, seed=seed + r,
-                                  device=device, progress=note)  # fmt: skip
+                                  device=device, progress=note, head_init=HEAD_INIT)  # fmt: skip
         handnet.save(net, card, stem)
         cards.append(card)
     return cards
@@ -341,8 +349,12 @@ def _markdown(run, traces, best, cks, cards, started, load0) -> tuple[str, dict]
     lines.append("Phi: " + "; ".join(parts) + ".")
     lines.append("")
     lines.append("HandEbdNet: " + "; ".join(f"round {c.round}: {c.classes:,} classes ({c.hands:,} hands), m {c.m}, "
-                                            f"{c.epochs} epochs, loss {c.loss[0]:.4f} -> {c.loss[-1]:.4f}, "
-                                            f"{c.seconds:.0f} s" for c in cards) + ".")  # fmt: skip
+                                            f"{c.epochs} epochs, head from {c.head_init}, loss {c.loss[0]:.4f} -> "
+                                            f"{c.loss[-1]:.4f}, {c.seconds:.0f} s" for c in cards) + ".")  # fmt: skip
+    configs = {int(m.rsplit("-", 1)[1]) for m in traces if m != "embedding"}
+    if len(configs) < CONFIGS:
+        lines.append(f"Baselines: {len(configs)} configuration(s) per family (--configs), so each family's best is "
+                     "its best of those.")  # fmt: skip
     secs = {m: ck["solver_seconds"] for m, ck in cks.items()}
     meas = {m: ck["measure_seconds"] for m, ck in cks.items()}
     lines += ["", "Solver seconds: " + ", ".join(f"{m} {s:.1f}" for m, s in secs.items())
