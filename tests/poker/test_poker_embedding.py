@@ -118,18 +118,24 @@ def test_exploitability_falls_with_a_dense_phi(tiny):
     assert s.stored_values() == sum(int(s.legal[r].sum()) * embs[r].m for r in range(e.R))
 
 
+def _random_dense_solver(e: Engine, seed: int, m: int = 6) -> EmbeddingCFR:
+    """Embedding CFR with round 1 lossless and a random dense Phi (m advisors; drawn in float64,
+    so engines of either precision get the same Phi) in the later rounds."""
+    space = ClassSpace(e)
+    g = torch.Generator().manual_seed(seed)
+    w = _weights(e, space)
+    embs = [Embedding.identity(w[0])]
+    for rc, wr in zip(space.rounds[1:], w[1:], strict=True):
+        embs.append(Embedding.dense(torch.softmax(torch.randn(m, rc.n, generator=g, dtype=torch.float64), 0), wr))
+    return EmbeddingCFR(e, embs, space=space)
+
+
 @pytest.mark.parametrize("game", ["numeral211-tiny", "numeral211-r5"])
 def test_class_space_best_response_equals_the_cores(game):
     """The solver's own exploitability (class space) against :mod:`pasur.poker.measures` (every
     board and hand), for a dense Phi's average strategy and its current one."""
     e = Engine(game, iso=True)
-    space = ClassSpace(e)
-    g = torch.Generator().manual_seed(1)
-    w = _weights(e, space)
-    embs = [Embedding.identity(w[0])]
-    for rc, wr in zip(space.rounds[1:], w[1:], strict=True):
-        embs.append(Embedding.dense(torch.softmax(torch.randn(6, rc.n, generator=g, dtype=e.dtype), 0), wr))
-    s = EmbeddingCFR(e, embs, space=space)
+    s = _random_dense_solver(e, seed=1)
     s.iterate(3)
     assert s.exploitability() == pytest.approx(exploitability(e, s.average_policy()), rel=1e-10)
     if game == "numeral211-tiny":
@@ -141,14 +147,7 @@ def test_float32_runs_agree_with_float64():
     """Figure 5 runs in float32: its exploitability must track float64's closely."""
     out = []
     for dt in (torch.float64, torch.float32):
-        e = Engine("numeral211-tiny", iso=True, dtype=dt)
-        space = ClassSpace(e)
-        g = torch.Generator().manual_seed(2)
-        w = _weights(e, space)
-        embs = [Embedding.identity(w[0])]
-        for rc, wr in zip(space.rounds[1:], w[1:], strict=True):
-            embs.append(Embedding.dense(torch.softmax(torch.randn(6, rc.n, generator=g, dtype=torch.float64), 0), wr))
-        s = EmbeddingCFR(e, embs, space=space)
+        s = _random_dense_solver(Engine("numeral211-tiny", iso=True, dtype=dt), seed=2)
         s.iterate(30)
         out.append(s.exploitability())
     assert out[1] == pytest.approx(out[0], rel=1e-4)

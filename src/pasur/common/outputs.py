@@ -306,3 +306,14 @@ def folder_lock(out: Path, what: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def save_png(fig, path: str | Path, dpi: int = 120) -> None:
+    """Lay a matplotlib figure out, write it to ``path`` through a temporary name, and free it
+    (figures left open pile up in long runs)."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi)
+    plt.close(fig)

@@ -25,7 +25,7 @@ import torch
 
 from pasur import __version__
 from pasur.common.errors import PasurInputError
-from pasur.common.outputs import atomic_path, write_text_atomic
+from pasur.common.outputs import atomic_path, save_png, write_text_atomic
 from pasur.poker.games import PokerGame
 from pasur.poker.policy import TabularPolicy
 from pasur.poker.tree import CALL, FOLD, RAISE
@@ -266,7 +266,4 @@ def plot_trace(path: str | Path, trace, title: str) -> None:
     ax.set_ylabel("exploitability (chips per game)")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120)
-    plt.close(fig)
+    save_png(fig, path)

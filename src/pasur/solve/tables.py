@@ -22,7 +22,7 @@ import torch
 
 from pasur import __version__
 from pasur.common.errors import PasurInputError
-from pasur.common.outputs import atomic_path, write_text_atomic
+from pasur.common.outputs import atomic_path, save_png, write_text_atomic
 from pasur.game.cards import format_card
 from pasur.game.state import TURNS_PER_ROUND
 from pasur.solve.exact import Strategy
@@ -238,10 +238,7 @@ def plot_traces(result: CFRResult, path: Path, deck_id: str = "") -> None:
     p = result.params
     deck = f"deck {deck_id}" if deck_id else "deck"
     fig.suptitle(f"{deck}: {p.method} on the {result.tree.mode} tree, {p.updates} updates")
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
+    save_png(fig, path, dpi=110)
 
 
 def write_outputs(

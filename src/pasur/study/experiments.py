@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from pasur.common.errors import PasurInputError
-from pasur.common.outputs import atomic_path, prepare_resumable_dir, write_text_atomic
+from pasur.common.outputs import prepare_resumable_dir, save_png, write_text_atomic
 from pasur.game.cards import NamedDeck
 from pasur.study.pipeline import DeckJob
 
@@ -61,14 +61,6 @@ def _plt():
     import matplotlib.pyplot as plt
 
     return plt
-
-
-def _save_png(fig, path: Path) -> None:
-    """Lay the figure out, write it through a temporary name, and free it."""
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110)
-    _plt().close(fig)
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
@@ -168,7 +160,7 @@ def figure12(decks: list[NamedDeck], out: Path, sweep_opts: dict, paper_memory_l
     ax.set(xscale="log", xlabel="nodes in the tree (strategy-table rows)", ylabel="decks")
     ax.set_title(f"Figure 12: tree sizes over {len(decks)} decks ({_deck_span(decks)}), both tree modes")
     ax.legend()
-    _save_png(fig, out / "figure12.png")
+    save_png(fig, out / "figure12.png", dpi=110)
     md = ["| tree | decks | median | p90 | p99 | max | not built |", "|---|---|---|---|---|---|---|"]
     for mode in ("compact", "paper"):
         q = summary.get(mode)
@@ -225,7 +217,7 @@ def figure14(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
         f"Figure 14: {agent} agent of {_method(job)}, {len(recs)} decks ({_deck_span(decks)}), "
         f"{job.games:,} games per matchup"
     )
-    _save_png(fig, out / "figure14.png")
+    save_png(fig, out / "figure14.png", dpi=110)
     md = ["| matchup | decks | Alex's mean win rate | Alex's mean points |", "|---|---|---|---|"]
     for n in names:
         s = summary[n]
@@ -292,7 +284,7 @@ def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(f"Figure 15: {_method(job)} over {len(recs)} decks ({_deck_span(decks)}; geometric mean, ±1 sd band)")
-    _save_png(fig, out / "figure15.png")
+    save_png(fig, out / "figure15.png", dpi=110)
     final = {}
     for k in sorted(iters):
         last = [r for r in rows if r["round"] == k and r["measure"] == "exploitability"][-1]
@@ -336,7 +328,7 @@ def figure16(deck: NamedDeck, out: Path, job: DeckJob) -> dict:
     ax.bar(range(len(rows)), [r["sigma"] for r in rows], color="tab:purple")
     ax.set_xticks(range(len(rows)), [r["move"] for r in rows], rotation=60, ha="right", fontsize=8)
     ax.set(ylabel="σ", ylim=(0, 1.05), title=f"Figure 16: Alex's first-turn strategy, deck {deck.id}, {_method(job)}")
-    _save_png(fig, out / "figure16.png")
+    save_png(fig, out / "figure16.png", dpi=110)
     return _finish(
         out,
         {
@@ -453,7 +445,7 @@ def table16(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -
         ylabel="fair value (Alex's win rate)",
         title=f"Table 16: {len(recs)} decks ({_deck_span(decks)}), {_method(job)}",
     )
-    _save_png(fig, out / "table16-fair-vs-exact.png")
+    save_png(fig, out / "table16-fair-vs-exact.png", dpi=110)
     return _finish(
         out,
         {

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from pasur.common.outputs import atomic_path, write_text_atomic
+from pasur.common.outputs import save_png, write_text_atomic
 from pasur.poker.crossplay import MB, best_reply, claim, winnings
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
@@ -223,10 +223,7 @@ def _plot(path: Path, traces: dict[str, list[dict]], panels: list[tuple[str, str
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     fig.suptitle(title)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120)
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def _decades(rows: list[dict]) -> list[dict]:
@@ -454,7 +451,4 @@ def _plot_tables(path: Path, tables: dict, names: list[str], game: str) -> None:
         ax.set_title(label)
         ax.legend(fontsize=8, loc="lower left")
     fig.suptitle(f"Tables 1 and 2: {game}")
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120)
-    plt.close(fig)
+    save_png(fig, path)

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from pasur.common.errors import PasurInputError
-from pasur.common.outputs import atomic_path, write_text_atomic
+from pasur.common.outputs import atomic_path, save_png, write_text_atomic
 from pasur.poker.embedding import baselines, handnet
 from pasur.poker.embedding.classes import ClassSpace
 from pasur.poker.embedding.phi import Embedding
@@ -66,11 +66,16 @@ def methods_for(configs: int = CONFIGS) -> tuple[str, ...]:
     one per family, a third of the baselines' time, for a run that must fit a session)."""
     if not 1 <= configs <= CONFIGS:
         raise PasurInputError(f"--configs must be from 1 to {CONFIGS}, got {configs}")
-    return tuple(m for m in METHODS if m == "embedding" or int(m.rsplit("-", 1)[1]) <= configs)
+    return tuple(m for m in METHODS if m == "embedding" or config(m) <= configs)
 
 
 def family(method: str) -> str:
     return method.split("-")[0]
+
+
+def config(method: str) -> int:
+    """A baseline's configuration number (``ehs-2`` -> 2)."""
+    return int(method.split("-")[1])
 
 
 def budgets(space) -> tuple:
@@ -136,7 +141,7 @@ def prepare_nets(space, out: Path, seed: int, device: str, progress=None) -> lis
 
 
 def _bucketing(space, method: str, seed: int) -> list[np.ndarray]:
-    f, i = family(method), int(method.split("-")[1])
+    f, i = family(method), config(method)
     b = budgets(space)
     if f == "ehs":
         return baselines.ehs(space, b, seed=seed + i)
@@ -310,10 +315,7 @@ def _plot(path: Path, traces: dict, best: dict, title: str) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     ax.set_title(title)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120)
-    plt.close(fig)
+    save_png(fig, path)
 
 
 def _markdown(run, traces, best, cks, cards, started, load0) -> tuple[str, dict]:
@@ -351,7 +353,7 @@ def _markdown(run, traces, best, cks, cards, started, load0) -> tuple[str, dict]
     lines.append("HandEbdNet: " + "; ".join(f"round {c.round}: {c.classes:,} classes ({c.hands:,} hands), m {c.m}, "
                                             f"{c.epochs} epochs, head from {c.head_init}, loss {c.loss[0]:.4f} -> "
                                             f"{c.loss[-1]:.4f}, {c.seconds:.0f} s" for c in cards) + ".")  # fmt: skip
-    configs = {int(m.rsplit("-", 1)[1]) for m in traces if m != "embedding"}
+    configs = {config(m) for m in traces if m != "embedding"}
     if len(configs) < CONFIGS:
         lines.append(f"Baselines: {len(configs)} configuration(s) per family (--configs), so each family's best is "
                      "its best of those.")  # fmt: skip
