@@ -109,7 +109,7 @@ def test_experiments_are_listed():
 
 
 def test_methods_side_by_side_give_what_they_give_one_after_another(tmp_path):
-    """--workers 2 runs the methods in worker processes (reporting progress through a shared dict):
+    """--workers 2 runs the methods in worker processes (reporting progress through a queue):
     the same traces as running them in turn in this process."""
     traces = {}
     for workers in ("1", "2"):

@@ -4,6 +4,10 @@ experiments resumable and extendable (a larger ``--iterations`` goes on from the
 
 from __future__ import annotations
 
+import os
+import queue
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,16 +74,21 @@ def run_methods(run, methods, advance: Callable[..., dict], *extra, label: str =
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
         ctx = mp.get_context("spawn")
-        with ctx.Manager() as manager, ProcessPoolExecutor(min(run.workers, len(methods)), mp_context=ctx) as pool:
-            shared = manager.dict(done)
+        reports = ctx.Queue()
+        workers = min(run.workers, len(methods))
+        init = (os.getpid(), reports)
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=init) as pool:
             args = [(run.game, m, run.iterations, run.out, run.device, *extra) for m in methods]
-            futures = {pool.submit(_advance_reporting, advance, a, shared) for a in args}
+            futures = {pool.submit(_advance_reporting, advance, a) for a in args}
             while futures:
                 finished, futures = wait(futures, timeout=1.0, return_when=FIRST_COMPLETED)
                 for f in finished:
                     f.result()
-                done.update(dict(shared))
+                done.update(_drain(reports))
                 show()
+        done.update(_drain(reports))  # what the workers sent after their last future settled
+        show()
+        reports.close()
     else:
         for m in methods:
 
@@ -93,12 +102,44 @@ def run_methods(run, methods, advance: Callable[..., dict], *extra, label: str =
     return {m: load_checkpoint(run.out, run.game, m, run.iterations) for m in methods}
 
 
-def _advance_reporting(advance: Callable[..., dict], args: tuple, shared) -> str:
-    """In a worker process: ``advance`` one method, its iterations reported through ``shared``."""
+_REPORTS = None  # in a worker process: the queue its iterations are reported through
+
+
+def _init_worker(driver: int, reports) -> None:
+    """Worker initializer: keep the report queue, and end this process once the driver is gone.
+
+    A driver killed outright (SIGTERM, SIGKILL: no ``finally`` runs) would otherwise leave its
+    workers computing as orphans; a watcher thread notices the new parent within a second and
+    exits. Checkpoints are written through a temporary name, so an exit anywhere leaves the last
+    one whole and a rerun resumes from it."""
+    global _REPORTS
+    _REPORTS = reports
+
+    def watch() -> None:
+        while os.getppid() == driver:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-driver", daemon=True).start()
+
+
+def _drain(reports) -> dict[str, int]:
+    """The latest iteration count each method reported since the last drain."""
+    latest: dict[str, int] = {}
+    while True:
+        try:
+            method, n = reports.get_nowait()
+        except queue.Empty:
+            return latest
+        latest[method] = n
+
+
+def _advance_reporting(advance: Callable[..., dict], args: tuple) -> str:
+    """In a worker process: ``advance`` one method, its iterations reported through the queue."""
     method = args[1]
 
     def report(n: int) -> None:
-        shared[method] = n
+        _REPORTS.put((method, n))
 
     advance(*args, report=report)
     return method
