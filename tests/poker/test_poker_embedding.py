@@ -88,6 +88,29 @@ def test_dense_phi_embeds_the_per_hand_regrets():
         assert torch.allclose(dense.regret[r] - before[r], want, rtol=1e-9, atol=1e-9)
 
 
+def test_uniform_average_is_eq_7_the_plain_mean_of_the_advisor_strategies(tiny):
+    """``average="uniform"`` is eq. 7 as the paper writes it: every iteration's advisor strategy
+    counts once, whatever the reach (the default, ``"reach"``, is vanilla CFR's weighting)."""
+    e, space = tiny
+    g = torch.Generator().manual_seed(2)
+    w = _weights(e, space)
+    phis = [torch.softmax(2 * torch.randn(m, rc.n, generator=g, dtype=e.dtype), 0) for rc, m in
+            zip(space.rounds, (5, 6, 7), strict=True)]  # fmt: skip
+    embs = [Embedding.dense(p, wr) for p, wr in zip(phis, w, strict=True)]
+    uni = EmbeddingCFR(e, embs, space=space, average="uniform")
+    reach = EmbeddingCFR(e, embs, space=space)
+    seen = []
+    for _ in range(6):
+        seen.append([c.clone() for c in uni.current])
+        uni.iterate()
+        reach.iterate()
+    for r in range(e.R):
+        mean = torch.stack([c[r] for c in seen]).mean(0)
+        assert torch.allclose(uni.average_tables()[r], mean, rtol=0, atol=1e-12)
+        assert torch.equal(uni.current[r], reach.current[r])  # the averaging leaves the iterates alone
+    assert max((uni.average_tables()[r] - reach.average_tables()[r]).abs().max() for r in range(e.R)) > 1e-3
+
+
 def test_one_advisor_plays_the_same_strategy_with_every_hand(tiny):
     e, space = tiny
     s = EmbeddingCFR(e, [Embedding.uniform(w) for w in _weights(e, space)], space=space)
@@ -115,7 +138,11 @@ def test_exploitability_falls_with_a_dense_phi(tiny):
     s.iterate(60)
     late = exploitability(e, s.average_policy())
     assert late < 0.8 * early, (early, late)
-    assert s.stored_values() == sum(int(s.legal[r].sum()) * embs[r].m for r in range(e.R))
+    # counted by hand from the betting rules: a round of two-bet limit betting has 14 (decision,
+    # legal action) pairs (check or bet; after a check, check or bet; facing the first bet fold,
+    # call or raise; facing the second fold or call) and 5 ways on to the next round, so rounds
+    # 1 to 3 hold 14, 70 and 350 pairs, each stored once per advisor (16 lossless classes, 8, 20)
+    assert s.stored_values() == 14 * 16 + 70 * 8 + 350 * 20
 
 
 def _random_dense_solver(e: Engine, seed: int, m: int = 6) -> EmbeddingCFR:
@@ -141,6 +168,17 @@ def test_class_space_best_response_equals_the_cores(game):
     if game == "numeral211-tiny":
         br = s.best_response_values(s.current)
         assert br == pytest.approx(best_response_values(e, s.current_policy()), rel=1e-10)
+
+
+def test_class_space_best_response_of_a_bucketing_equals_the_cores():
+    """The baselines' path in Figure 5: a one-hot Phi (EHS buckets) measured in class space."""
+    e = Engine("numeral211-r5", iso=True)
+    space = ClassSpace(e)
+    buckets = baselines.ehs(space, [None, 9, 14], seed=3)
+    s = EmbeddingCFR(e, [Embedding.buckets(torch.as_tensor(b), w) for b, w in
+                         zip(buckets, _weights(e, space), strict=True)], space=space)  # fmt: skip
+    s.iterate(3)
+    assert s.exploitability() == pytest.approx(exploitability(e, s.average_policy()), rel=1e-10)
 
 
 def test_float32_runs_agree_with_float64():

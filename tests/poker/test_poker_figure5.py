@@ -39,6 +39,12 @@ def test_figure5_runs_writes_its_outputs_and_resumes(tmp_path):
     s = json.loads(r.stdout)
     assert set(s["final_mbg"]) == set(METHODS)
     assert len(set(s["stored_values"].values())) == 1  # equal space: every method stores as many values
+    # the costs the issue asks for: wall time and peak memory per method, and the preparation
+    assert all(s["wall_seconds"][m] >= s["solver_seconds"][m] > 0 for m in METHODS)
+    assert all(s["peak_mb"][m] > 10 for m in METHODS) and s["memory"] == "resident"
+    assert set(s["preparation_seconds"]) == {"handnet-round2", "handnet-round3"} | {
+        f"clustering-{m}" for m in METHODS if m != "embedding"
+    }
     for f in ("figure5.png", "figure5.csv", "figure5.md", "nets/round2.pt", "nets/round3.json", "buckets/ehs-1.npz"):
         assert (out / f).is_file(), f
     card = json.loads((out / "nets" / "round3.json").read_text())
@@ -50,6 +56,8 @@ def test_figure5_runs_writes_its_outputs_and_resumes(tmp_path):
     # resume to 8: earlier points are kept, not recomputed; the networks are reused
     r = run("--iterations", "8", "--out", str(out), "--json", "-q")
     assert r.exit_code == 0, r.output
+    s2 = json.loads(r.stdout)
+    assert all(s2["wall_seconds"][m] > s["wall_seconds"][m] for m in METHODS)  # summed over both runs
     rows2 = list(csv.DictReader((out / "figure5.csv").open()))
     assert {int(r["iteration"]) for r in rows2} == {1, 2, 4, 8}
     old = {(r["method"], r["iteration"]): r["exploitability_mbg"] for r in rows}
@@ -91,6 +99,10 @@ def test_figure5_with_one_configuration_per_family(tmp_path):
     card.write_text(card.read_text().replace('"head_init": "data"', '"head_init": "torch"'))
     r = run("--iterations", "2", "--configs", "1", "--out", str(out))
     assert r.exit_code == 2 and "head_init" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
+    # and so are networks trained from another seed
+    card.write_text(card.read_text().replace('"head_init": "torch"', '"head_init": "data"'))
+    r = run("--iterations", "2", "--configs", "1", "--out", str(out), "--sample-seed", "7")
+    assert r.exit_code == 2 and "round2.json" in r.stderr and "seed 1" in r.stderr, r.output
     for args in (
         ["poker", "experiment", "bufp-convergence", "--game", "kuhn", "--configs", "1", "--out", str(tmp_path / "b")],
         ["poker", "experiment", "figure5", "--game", "numeral211-tiny", "--configs", "4", "--out", str(tmp_path / "c")],

@@ -55,6 +55,18 @@ def used_bytes(device: torch.device) -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def peak_bytes(device: torch.device) -> int:
+    """The most memory this process has held so far: its peak resident set (CPU; ``ru_maxrss``,
+    kibibytes on Linux, bytes on macOS) or the peak allocated on ``device`` (CUDA)."""
+    if device.type == "cuda":
+        return int(torch.cuda.max_memory_allocated(device))
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
 class MemoryGuard:
     """Refuses layers that would take the build past ``limit`` bytes (see the module docstring)."""
 

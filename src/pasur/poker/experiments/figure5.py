@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from pasur.common.errors import PasurInputError
+from pasur.common.memory import peak_bytes
 from pasur.common.outputs import atomic_path, save_png, write_text_atomic
 from pasur.poker.embedding import baselines, handnet
 from pasur.poker.embedding.classes import ClassSpace
@@ -118,10 +119,14 @@ def prepare_nets(space, out: Path, seed: int, device: str, progress=None) -> lis
         m = budgets(space)[r]
         if stem.with_suffix(".json").is_file():
             card = handnet.load(stem, game=game, round=r, m=m)[1]
-            if card.head_init != HEAD_INIT:
+            made = {"head_init": card.head_init, "seed": card.seed, "epochs": card.epochs}
+            want = {"head_init": HEAD_INIT, "seed": seed + r, "epochs": _epochs(game)}
+            if made != want:
+                diff = ", ".join(f"{k} {made[k]!r}" for k in made if made[k] != want[k])
                 raise PasurInputError(
-                    f"{stem.with_suffix('.json')}: trained with head_init {card.head_init!r}, this run trains "
-                    f"{HEAD_INIT!r}: use another --out"
+                    f"{stem.with_suffix('.json')}: trained with {diff}; this run trains "
+                    + ", ".join(f"{k} {want[k]!r}" for k in made if made[k] != want[k])
+                    + " (--sample-seed sets the seed): use another --out"
                 )
             cards.append(card)
             continue
@@ -150,6 +155,12 @@ def _bucketing(space, method: str, seed: int) -> list[np.ndarray]:
     return baselines.krwemd(space, b, weighting=i, seed=seed)
 
 
+def clustering_seconds(out: Path, method: str) -> float | None:
+    """How long ``method``'s clustering took (None for bucketings saved before this was kept)."""
+    z = np.load(out / BUCKETS / f"{method}.npz")
+    return float(z["seconds"]) if "seconds" in z.files else None
+
+
 def prepare_buckets(space, out: Path, method: str, seed: int) -> list[np.ndarray]:
     (out / BUCKETS).mkdir(exist_ok=True)
     path = out / BUCKETS / f"{method}.npz"
@@ -158,9 +169,11 @@ def prepare_buckets(space, out: Path, method: str, seed: int) -> list[np.ndarray
         if str(z["game"]) != space.game.name or int(z["seed"]) != seed:
             raise PasurInputError(f"{path}: made for another game or seed; choose another --out")
         return [z[f"round{r + 1}"] for r in range(space.R)]
+    t0 = time.perf_counter()
     b = _bucketing(space, method, seed)
+    secs = time.perf_counter() - t0
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, game=space.game.name, seed=seed, **{f"round{r + 1}": x for r, x in enumerate(b)})
+        np.savez(fh, game=space.game.name, seed=seed, seconds=secs, **{f"round{r + 1}": x for r, x in enumerate(b)})
     return b
 
 
@@ -240,8 +253,11 @@ def advance(
     command's ``--threads`` when they run one after another)."""
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
+    began = time.perf_counter()
     try:
         engine = Engine(game, iso=True, device=device, dtype=DTYPE)
+        if engine.device.type == "cuda":  # this method's peak, not an earlier one's in this process
+            torch.cuda.reset_peak_memory_stats(engine.device)
         space = ClassSpace(engine)
         run = MethodRun(engine, space, method, out, seed)
         ck = load_checkpoint(out, game, method, iterations)
@@ -250,6 +266,14 @@ def advance(
                   "measure_seconds": 0.0, "stored_values": run.stored, "phi": run.phi_stats, "state": None}  # fmt: skip
         else:
             run.load(ck["state"])
+        spent = ck.get("wall_seconds", 0.0)  # checkpoints from before 2026-11-23 lack the costs
+
+        def costs() -> dict:
+            """Wall seconds over every run of this method (setup included) and its peak memory."""
+            peak = max(ck.get("peak_mb", 0.0), peak_bytes(engine.device) / 2**20)
+            return {"wall_seconds": spent + time.perf_counter() - began, "peak_mb": peak,
+                    "memory": "GPU allocated" if engine.device.type == "cuda" else "resident"}  # fmt: skip
+
         done = {p["iteration"] for p in ck["trace"]}
         last_save = time.monotonic()
         for point in schedule(iterations):
@@ -260,7 +284,7 @@ def advance(
                 if report is not None:
                     report(run.iteration)
                 if time.monotonic() - last_save > SAVE_EVERY_S and run.iteration < point:
-                    save_checkpoint(out, ck | {"iteration": run.iteration, "state": run.state()})
+                    save_checkpoint(out, ck | costs() | {"iteration": run.iteration, "state": run.state()})
                     last_save = time.monotonic()
             if point in done:
                 continue
@@ -270,7 +294,7 @@ def advance(
             ck["trace"].append({"method": method, "iteration": point, "exploitability_chips": x,
                                 "exploitability_mbg": 1000 * x / blind(engine.game),
                                 "solver_seconds": ck["solver_seconds"]})  # fmt: skip
-            ck |= {"iteration": run.iteration, "state": run.state()}
+            ck |= costs() | {"iteration": run.iteration, "state": run.state()}
             save_checkpoint(out, ck)
             last_save = time.monotonic()
         return ck
@@ -359,13 +383,25 @@ def _markdown(run, traces, best, cks, cards, started, load0) -> tuple[str, dict]
                      "its best of those.")  # fmt: skip
     secs = {m: ck["solver_seconds"] for m, ck in cks.items()}
     meas = {m: ck["measure_seconds"] for m, ck in cks.items()}
+    wall = {m: ck.get("wall_seconds") for m, ck in cks.items()}
+    peak = {m: ck.get("peak_mb") for m, ck in cks.items()}
+    prep = {f"handnet-round{c.round}": c.seconds for c in cards} | {
+        f"clustering-{m}": t for m in cks if m != "embedding" and (t := clustering_seconds(run.out, m)) is not None
+    }
     lines += ["", "Solver seconds: " + ", ".join(f"{m} {s:.1f}" for m, s in secs.items())
               + f". Measuring: {sum(meas.values()):.1f} s in all. "
               f"This run: {time.perf_counter() - started:.1f} s wall; "
               f"load average {load0[0]:.2f} at start, {os.getloadavg()[0]:.2f} at end."]  # fmt: skip
+    kind = next((ck["memory"] for ck in cks.values() if "memory" in ck), "resident")
+    lines.append("Over every run of this folder: wall seconds per method (setup, iterations and measures) "
+                 + ", ".join(f"{m} {w:.1f}" if w is not None else f"{m} n/a" for m, w in wall.items())
+                 + f"; peak {kind} memory per method (MiB) "
+                 + ", ".join(f"{m} {p:.0f}" if p is not None else f"{m} n/a" for m, p in peak.items())
+                 + "; preparation seconds " + ", ".join(f"{k} {v:.1f}" for k, v in prep.items()) + ".")  # fmt: skip
     summary = {"game": run.game, "iterations": it, "final_mbg": {m: r["exploitability_mbg"] for m, r in final.items()},
                "best": best, "claim": claim, "stored_values": {m: ck["stored_values"] for m, ck in cks.items()},
-               "solver_seconds": secs, "measure_seconds": meas}  # fmt: skip
+               "solver_seconds": secs, "measure_seconds": meas, "wall_seconds": wall, "peak_mb": peak,
+               "memory": kind, "preparation_seconds": prep}  # fmt: skip
     return "\n".join(lines) + "\n", summary
 
 
