@@ -344,12 +344,8 @@ def experiment(
         raise PasurInputError("give the game: --game NAME (see `pasur poker games`)")
     if out is None:
         raise PasurInputError("give the output folder: --out DIR")
-    if configs is not None:
-        if name != "figure5":
-            raise PasurInputError(f"--configs applies only to figure5, not to {name}")
-        from pasur.poker.experiments.figure5 import methods_for
-
-        methods_for(configs)  # refused here, before any folder is made
+    options = {} if configs is None else {"configs": configs}
+    spec.check_options(options)  # refused here, before any folder is made
     _game(game)
     prepare_resumable_dir(out, list(spec.outputs))
     with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
@@ -358,7 +354,6 @@ def experiment(
         def report(done: int, total: int, note: str) -> None:
             progress.update(task, completed=done, total=total, description=f"{name}: {note}" if note else name)
 
-        options = {} if configs is None else {"configs": configs}
         run = ex.ExperimentRun(game, iterations, out, device or "cpu", workers, sample_seed, options, report)
         summary = spec.run(run)
     if as_json:

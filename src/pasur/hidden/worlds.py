@@ -79,7 +79,7 @@ def sample_worlds(
     rng = rng if rng is not None else info_seed(info, seed)
     unseen = np.array(cards_of(info.unseen), dtype=np.int64)
     n_opp = info.opponent_hand_size
-    if math.comb(unseen.size, n_opp) <= exhaustive:  # no card in its hand: one world
+    if math.comb(unseen.size, n_opp) <= exhaustive:  # few hands (one when it holds no card): all of them
         return every_hand(info, rng)
     perms = rng.permuted(np.broadcast_to(unseen, (k, unseen.size)), axis=1)
     if balanced and n_opp and unseen.size >= 2 * n_opp:

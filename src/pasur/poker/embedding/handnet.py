@@ -90,7 +90,8 @@ def seed_advisors(y: torch.Tensor, weight: torch.Tensor, m: int, generator: torc
     dist = ((flat - flat[picked[0]]) ** 2).sum(1)
     for _ in range(m - 1):
         p = weight * dist
-        p = p / p.sum() if p.sum() > 0 else weight  # every row covered: repeat by weight
+        total = p.sum()
+        p = p / total if total > 0 else weight  # every row covered: repeat by weight
         picked.append(int(torch.multinomial(p, 1, generator=generator)))
         dist = torch.minimum(dist, ((flat - flat[picked[-1]]) ** 2).sum(1))
     return torch.tensor(picked)

@@ -44,16 +44,34 @@ class Experiment:
     tables: tuple[str, ...] = ()
     #: every entry it writes into its folder (so that a rerun resumes and another's files are refused)
     outputs: tuple[str, ...] = ()
+    #: the options it takes beyond the common ones (``ExperimentRun.options``): name -> a check that
+    #: raises :class:`PasurInputError` on a bad value
+    options: dict[str, Callable[[object], object]] = field(default_factory=dict)
+
+    def check_options(self, given: dict) -> None:
+        """Refuse, before anything is written, an option this experiment does not take or a bad value."""
+        for key, value in given.items():
+            if key not in self.options:
+                takers = ", ".join(n for n, e in sorted(REGISTRY.items()) if key in e.options) or "no experiment"
+                raise PasurInputError(f"--{key} applies only to {takers}, not to {self.name}")
+            self.options[key](value)
 
 
 REGISTRY: dict[str, Experiment] = {}
 
 
-def experiment(name: str, help: str, *, tables: tuple[str, ...] = (), outputs: tuple[str, ...] = ()):
+def experiment(
+    name: str,
+    help: str,
+    *,
+    tables: tuple[str, ...] = (),
+    outputs: tuple[str, ...] = (),
+    options: dict[str, Callable[[object], object]] | None = None,
+):
     """Register the decorated function as the experiment ``name``."""
 
     def register(fn: Callable[[ExperimentRun], dict]) -> Callable[[ExperimentRun], dict]:
-        REGISTRY[name] = Experiment(name, fn, help, tables, outputs or tables)
+        REGISTRY[name] = Experiment(name, fn, help, tables, outputs or tables, dict(options or {}))
         return fn
 
     return register

@@ -121,12 +121,11 @@ def prepare_nets(space, out: Path, seed: int, device: str, progress=None) -> lis
             card = handnet.load(stem, game=game, round=r, m=m)[1]
             made = {"head_init": card.head_init, "seed": card.seed, "epochs": card.epochs}
             want = {"head_init": HEAD_INIT, "seed": seed + r, "epochs": _epochs(game)}
-            if made != want:
-                diff = ", ".join(f"{k} {made[k]!r}" for k in made if made[k] != want[k])
+            if differ := [k for k in made if made[k] != want[k]]:
                 raise PasurInputError(
-                    f"{stem.with_suffix('.json')}: trained with {diff}; this run trains "
-                    + ", ".join(f"{k} {want[k]!r}" for k in made if made[k] != want[k])
-                    + " (--sample-seed sets the seed): use another --out"
+                    f"{stem.with_suffix('.json')}: trained with {', '.join(f'{k} {made[k]!r}' for k in differ)}; "
+                    f"this run trains {', '.join(f'{k} {want[k]!r}' for k in differ)} "
+                    "(--sample-seed sets the seed): use another --out"
                 )
             cards.append(card)
             continue
@@ -419,6 +418,7 @@ def _columns(traces) -> list[int]:
     "space, against iterations (log axes).",
     tables=("figure5.md",),
     outputs=OUTPUTS,
+    options={"configs": methods_for},
 )
 def figure5(run: ExperimentRun) -> dict:
     started, load0 = time.perf_counter(), os.getloadavg()
