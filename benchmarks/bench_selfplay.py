@@ -28,7 +28,7 @@ from pasur.learn.models import BatchModel, ModelParams, fit_model
 from pasur.play.selfplay import BatchGreedy, BatchRandom, BatchStrategy, play_batch
 from pasur.solve.cfr import CFRParams
 from pasur.solve.rounds import solve_cfr
-from pasur.solve.tables import write_strategy_table
+from pasur.solve.strategy_io import write_strategy_table
 from pasur.solve.tree import build_tree
 
 

@@ -15,7 +15,7 @@ from pasur.game.state import GameState
 from pasur.solve.cfr import CFRParams
 from pasur.solve.exact import solve_exact
 from pasur.solve.rounds import solve_cfr
-from pasur.solve.tables import read_strategy_table, write_strategy_table
+from pasur.solve.strategy_io import read_strategy_table, write_strategy_table
 from pasur.solve.tree import build_tree
 
 SMALL = [(5, 4, 4), (6, 4, 4), (0, 5, 0), (1, 5, 2)]

@@ -17,7 +17,7 @@ from pasur.game.cards import NamedDeck, random_deck
 from pasur.game.state import GameState
 from pasur.play.selfplay import BatchStrategy, play_batch
 from pasur.solve.cfr import CFRParams
-from pasur.solve.tables import read_strategy_table
+from pasur.solve.strategy_io import read_strategy_table
 from pasur.study import experiments as ex
 from pasur.study.pipeline import DeckJob, dealt_counts, run_deck
 from test_selfplay import replay_utility

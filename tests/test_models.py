@@ -18,7 +18,7 @@ from pasur.play.selfplay import BatchRandom, BatchState, TreeTracker, play_batch
 from pasur.solve.cfr import CFRParams
 from pasur.solve.infoset import infoset_tensor
 from pasur.solve.rounds import solve_cfr
-from pasur.solve.tables import FEATURE_COLUMNS, write_strategy_table
+from pasur.solve.strategy_io import FEATURE_COLUMNS, write_strategy_table
 from pasur.solve.tree import build_tree
 
 SMALL = ModelParams(rounds=8, max_depth=4)

@@ -122,7 +122,7 @@ def test_cfr_strategy_against_random_guarantees_about_the_value(reference_decks,
     from pasur.play.selfplay import BatchStrategy
     from pasur.solve.cfr import CFRParams
     from pasur.solve.rounds import solve_cfr
-    from pasur.solve.tables import read_strategy_table, write_strategy_table
+    from pasur.solve.strategy_io import read_strategy_table, write_strategy_table
     from pasur.solve.tree import build_tree
 
     nd = reference_decks[1]

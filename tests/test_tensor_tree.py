@@ -17,6 +17,7 @@ from pasur.game.cards import JACK, Deck, mask_of, parse_card
 from pasur.game.rules import legal_actions
 from pasur.game.state import ALEX, TURNS_PER_ROUND, GameState
 from pasur.solve.actions import layer_actions, numeric_subsets
+from pasur.solve.card_codes import compress_gme, replay_gme
 from pasur.solve.exact import (
     best_response,
     exploitability,
@@ -25,7 +26,6 @@ from pasur.solve.exact import (
     strategy_value,
     uniform_strategy,
 )
-from pasur.solve.gme import compress_gme, replay_gme
 from pasur.solve.infoset import infoset_tensor
 from pasur.solve.ops import popcount
 from pasur.solve.reference import ReferenceSolver, banked_diff, club_key, future_key

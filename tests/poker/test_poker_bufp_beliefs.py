@@ -15,8 +15,8 @@ from bufp_bruteforce import OneCardPoker, gains, table_from_engine
 from pasur.poker.beliefs import belief_matrix, infoset_values
 from pasur.poker.engine import Engine
 from pasur.poker.games import get_game
-from pasur.poker.perfect import total_exploitability
 from pasur.poker.policy import TabularPolicy, normalize
+from pasur.poker.total_exploitability import total_exploitability
 
 #: one-card variants: (cards, bets plus raises); 2 cards is a perfect-information game
 ONE_CARD = {"kuhn": (3, 1), "kuhn-raise": (3, 2), "two-card-raise": (2, 2)}

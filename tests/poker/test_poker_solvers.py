@@ -6,8 +6,8 @@ import pytest
 
 from pasur.common.errors import PasurInputError
 from pasur.poker.abstraction import abstraction
+from pasur.poker.dense_cfr import FastCFR
 from pasur.poker.engine import Engine
-from pasur.poker.fast import FastCFR
 from pasur.poker.measures import evaluate, exploitability
 from pasur.poker.openspiel import export_policy
 from pasur.poker.run import make_solver, solve

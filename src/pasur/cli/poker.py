@@ -73,7 +73,7 @@ def _keying(engine, spec):
 def games(as_json: JsonOpt = False) -> None:
     """List the preset games with their sizes."""
     from pasur.poker.games import PRESETS
-    from pasur.poker.info import game_info, human_bytes
+    from pasur.poker.sizes import game_info, human_bytes
 
     rows = [game_info(g) for g in PRESETS.values()]
     if as_json:
@@ -98,7 +98,7 @@ def info(game: GameArg, as_json: JsonOpt = False, iso: IsoOpt = None, abstractio
     memory a solve needs (lossless, or with --abstraction)."""
     import dataclasses
 
-    from pasur.poker.info import game_info, human_bytes
+    from pasur.poker.sizes import game_info, human_bytes
 
     g = _game(game)
     n_keys = None
@@ -171,8 +171,8 @@ def solve(
     NashConv (exact best responses in the real game)."""
     from pasur.common.memory import available_bytes, gib
     from pasur.common.outputs import check_output_dir
-    from pasur.poker.info import game_info
     from pasur.poker.run import solve as run
+    from pasur.poker.sizes import game_info
     from pasur.poker.solvers import CFRConfig
 
     g = _game(game)

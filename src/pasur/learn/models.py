@@ -125,7 +125,7 @@ def read_training_table(path: Path) -> _Table:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from pasur.solve.tables import FEATURE_COLUMNS
+    from pasur.solve.strategy_io import FEATURE_COLUMNS
 
     if not path.exists():
         raise PasurInputError(f"strategy table not found: {path}")
@@ -280,7 +280,7 @@ def fit_model(
 
 
 def _feature_names() -> list[str]:
-    from pasur.solve.tables import FEATURE_COLUMNS
+    from pasur.solve.strategy_io import FEATURE_COLUMNS
 
     return list(FEATURE_COLUMNS)
 

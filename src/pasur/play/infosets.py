@@ -15,7 +15,7 @@ import torch
 
 from pasur.game.cards import CLUB_MASK
 from pasur.solve.actions import LayerActions
-from pasur.solve.gme import initial_cmp, update_cmp
+from pasur.solve.card_codes import initial_cmp, update_cmp
 from pasur.solve.infoset import CAPTURED_EARLIER, N_FEATURES, dealt_before
 from pasur.solve.ops import popcount
 from pasur.solve.tree import normalize_clubs

@@ -1,7 +1,7 @@
 """A solver run: iterate until an iteration budget or a target exploitability, with a trace.
 
 ``solve(game, method, ...)`` is what ``pasur poker solve`` calls: it picks the fast small-game
-path (:mod:`pasur.poker.fast`) where it applies and gives the same iterates, measures the
+path (:mod:`pasur.poker.dense_cfr`) where it applies and gives the same iterates, measures the
 average strategy's exploitability every ``check_every`` iterations (exact best responses, not
 counted in the solver's time), and returns the average strategy with a summary.
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import torch
 
 from pasur.common.errors import PasurInputError
+from pasur.poker.dense_cfr import FastCFR, fast_supported
 from pasur.poker.engine import Engine
-from pasur.poker.fast import FastCFR, fast_supported
 from pasur.poker.measures import evaluate
 from pasur.poker.policy import Keying, TabularPolicy
 from pasur.poker.solvers import CFRConfig, CFRSolver

@@ -22,7 +22,7 @@ import torch
 from pasur.game.cards import CLUB_MASK, CLUBS_FOR_BONUS
 from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND
 from pasur.solve.actions import card_points_of, unique_row_actions
-from pasur.solve.gme import initial_cmp, update_cmp
+from pasur.solve.card_codes import initial_cmp, update_cmp
 from pasur.solve.ops import first_occurrence, inverse_unique, popcount
 
 #: bit of the hands' local encoding in a card state's key (above the 52 card bits)

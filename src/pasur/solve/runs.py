@@ -115,7 +115,7 @@ def run_cfr(
     from pasur.common.outputs import check_output_dir, output_dir
     from pasur.solve.exact import solve_exact
     from pasur.solve.rounds import solve_cfr
-    from pasur.solve.tables import summary, write_outputs
+    from pasur.solve.strategy_io import summary, write_outputs
 
     params.check()
     if out is not None:

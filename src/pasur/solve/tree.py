@@ -7,7 +7,7 @@ Alex moves on even turns. Two modes, one interface (:class:`RoundTree`):
     The paper's decomposition. Inside a round the *game tree* (GT) holds card states with
     their within-round history; it is a tree: every action makes a new node. The history is
     kept as ``t_cmp`` [M, m] per layer; the paper's ``t_gme`` [M, 3, m] (owner row and the two
-    action-history rows) is rebuilt from the edges on request (:mod:`pasur.solve.gme`).
+    action-history rows) is rebuilt from the edges on request (:mod:`pasur.solve.card_codes`).
     The *Full Game Tree* (FGT) pairs each GT node with the inherited scores of its root
     (``t_fgm`` [Q, 2] = (GT node, score id), ``t_scr`` [S, 4]); its edges ``t_edg`` come from
     RepeatBlocks. Between rounds, unique
@@ -43,8 +43,8 @@ from pasur.game.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, N_ROUNDS
 from pasur.game.rules import Action
 from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
 from pasur.solve.actions import card_points_of, unique_row_actions
+from pasur.solve.card_codes import initial_cmp, update_cmp
 from pasur.solve.deals import Deals, pair_unique
-from pasur.solve.gme import initial_cmp, update_cmp
 from pasur.solve.ops import first_occurrence, inverse_unique, popcount, repeat_blocks_index
 
 Mode = Literal["paper", "compact"]

@@ -30,7 +30,7 @@ def batch_agent(spec: str, nd: NamedDeck, seed: int | None, device, trees: dict)
 
         return BatchModel(load_model(Path(spec[len("model:") :])), seed), None
     if spec.startswith("table:"):
-        from pasur.solve.tables import read_strategy_table, table_tree_mode
+        from pasur.solve.strategy_io import read_strategy_table, table_tree_mode
         from pasur.solve.tree import build_tree
 
         path = Path(spec[len("table:") :])

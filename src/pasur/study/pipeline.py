@@ -155,7 +155,7 @@ def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None
     strategy = None
     if job.needs_table:
         from pasur.solve.rounds import solve_cfr
-        from pasur.solve.tables import write_outputs
+        from pasur.solve.strategy_io import write_outputs
 
         result = solve_cfr(tree, job.cfr, dev)
         extra = {"exact_value": rec["exact_value"]}

@@ -2,7 +2,7 @@
 Tables 1 and 2 (the strategies against each other, from the start and on a forced first action).
 
 One run per method (CFR, BUFP(X), BUFP(EF), XFP) is advanced to ``--iterations``, measured
-exactly (exploitability and total exploitability, :mod:`pasur.poker.perfect`) at log-spaced
+exactly (exploitability and total exploitability, :mod:`pasur.poker.total_exploitability`) at log-spaced
 iterations, and checkpointed in ``checkpoints/`` under the output folder (at every measurement
 and at least once a minute), so an interrupted run resumes where it stopped and the three
 experiments share runs when given the same folder. ``--workers K`` runs K methods at once in
@@ -25,10 +25,10 @@ from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
 from pasur.poker.experiments.checkpoints import CHECKPOINTS, load_checkpoint, save_checkpoint
 from pasur.poker.fictitious import LABELS, FictitiousPlay
-from pasur.poker.perfect import total_exploitability
 from pasur.poker.policy import TabularPolicy
 from pasur.poker.run import make_solver
 from pasur.poker.solvers import CFRConfig
+from pasur.poker.total_exploitability import total_exploitability
 from pasur.poker.tree import CALL, RAISE
 
 FIGURE_METHODS = ("cfr", "bufp-x", "bufp-ef", "xfp")

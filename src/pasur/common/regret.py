@@ -1,0 +1,147 @@
+"""The CFR family's update rules, as functions on tensors: the one home of regret matching,
+regret discounting (CFR+ flooring, Linear CFR, Discounted CFR) and the averaging weights.
+
+Every solver calls these: the poker core's :class:`~pasur.poker.solvers.CFRSolver`, its dense
+small-game CFR, Embedding CFR (in advisor space) and Pasur's round-by-round CFR (on edge lists).
+A new variant is a new branch here, checked once (``tests/test_regret_kernel.py``, and through
+the solvers against OpenSpiel and the exact solvers), and every solver has it.
+
+Two layouts of a strategy table are served:
+
+* **dense**: actions on dimension 1 (``[rows, actions, ...]``), with a mask of the legal actions
+  broadcastable to it (:func:`normalize`, :func:`regret_matching`);
+* **segments**: one entry per edge and the index of its parent node (Pasur's trees, where nodes
+  have different numbers of children; :func:`normalize_segments`).
+
+Discounting (:func:`discount_`) is the rule of iteration ``t``; *when* it is applied is the
+solver's convention, stated in its docstring (the poker core follows OpenSpiel: add iteration
+``t``'s regrets, then discount with ``t``; Pasur's CFR follows the paper's equations (6)-(8):
+discount with ``t - 1``, then add).
+
+>>> import torch
+>>> r = torch.tensor([[[2.0], [-1.0], [2.0]], [[-1.0], [-3.0], [0.0]]])
+>>> legal = torch.tensor([[True, True, False], [True, True, False]])
+>>> regret_matching(r, legal[:, :, None]).squeeze(-1).tolist()
+[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]]
+>>> discount_(torch.tensor([4.0, -4.0]), "dcfr", 1, alpha=1.5, beta=0.0).tolist()
+[2.0, -2.0]
+>>> [average_weight(m, 3) for m in METHODS]
+[1.0, 3.0, 3.0, 9.0]
+"""
+
+from __future__ import annotations
+
+import torch
+
+#: the full-width variants every solver offers
+METHODS = ("cfr", "cfr+", "lcfr", "dcfr")
+#: Discounted CFR's published defaults (Brown and Sandholm, 2019): alpha, beta, gamma
+DCFR_DEFAULTS = (1.5, 0.0, 2.0)
+#: regret matching floor on edge lists: edges without positive regret get FLOOR / total, so a
+#: node whose regrets are all non-positive plays uniformly (negligible elsewhere: 1e-30)
+FLOOR = 1e-30
+
+
+def average_weight(method: str, t: int, gamma: float = DCFR_DEFAULTS[2]) -> float:
+    """Weight of iteration ``t`` (from 1) in the average strategy: 1 (CFR), ``t`` (CFR+ and
+    Linear CFR), ``t^gamma`` (DCFR)."""
+    if method == "cfr":
+        return 1.0
+    if method == "dcfr":
+        return float(t) ** gamma
+    return float(t)
+
+
+def dcfr_factors(t: int, alpha: float = DCFR_DEFAULTS[0], beta: float = DCFR_DEFAULTS[1]) -> tuple[float, float]:
+    """DCFR's multipliers of iteration ``t``: ``t^a / (t^a + 1)`` for positive regrets and
+    ``t^b / (t^b + 1)`` for the others.
+
+    >>> dcfr_factors(4, 0.5, 0.0)
+    (0.6666666666666666, 0.5)
+    """
+    return t**alpha / (t**alpha + 1), t**beta / (t**beta + 1)
+
+
+def discount_(
+    regret: torch.Tensor,
+    method: str,
+    t: int,
+    *,
+    alpha: float = DCFR_DEFAULTS[0],
+    beta: float = DCFR_DEFAULTS[1],
+    mask: torch.Tensor | None = None,
+    scratch: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Apply the variant's rule of iteration ``t`` to the cumulative ``regret``, in place:
+    nothing (CFR), floor at 0 (CFR+), times ``t / (t + 1)`` (Linear CFR), positive entries times
+    ``t^a / (t^a + 1)`` and the others times ``t^b / (t^b + 1)`` (DCFR).
+
+    ``mask`` (bool, broadcastable): only those entries change (alternating updates discount the
+    updated player's rows). ``scratch``: a buffer shaped like ``regret``, so the unmasked DCFR
+    rule allocates nothing. Products are formed entry by entry, so the result is the same with or
+    without a mask or a scratch buffer, bit for bit."""
+    if method == "cfr":
+        return regret
+    if mask is not None:
+        new = discount_(regret.clone(), method, t, alpha=alpha, beta=beta)
+        return regret.copy_(torch.where(mask, new, regret))
+    if method == "cfr+":
+        return regret.clamp_min_(0.0)
+    if method == "lcfr":
+        return regret.mul_(t / (t + 1))
+    if method == "dcfr":
+        pos, neg = dcfr_factors(t, alpha, beta)
+        positive = torch.clamp_min(regret, 0.0, out=scratch) if scratch is not None else regret.clamp_min(0.0)
+        positive.mul_(pos)
+        return regret.clamp_max_(0.0).mul_(neg).add_(positive)
+    raise ValueError(f"unknown CFR method {method!r} (known: {', '.join(METHODS)})")
+
+
+def normalize(weights: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """``weights`` (``[rows, actions, ...]``, non-negative) scaled to sum 1 over dimension 1; a
+    slice of zeros becomes uniform over its ``legal`` actions (a new tensor)."""
+    lg = legal.to(weights.dtype)
+    s = weights.sum(1, keepdim=True)
+    uniform = (lg / lg.sum(1, keepdim=True)).expand_as(weights)
+    return torch.where(s > 0, weights / torch.where(s > 0, s, torch.ones_like(s)), uniform)
+
+
+def regret_matching(regret: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """The next strategy: the positive part of ``regret`` over the ``legal`` actions,
+    normalized over dimension 1; uniform over the legal actions where none is positive."""
+    return normalize(regret.clamp(min=0) * legal.to(regret.dtype), legal)
+
+
+def normalize_segments(
+    weights: torch.Tensor,
+    segment: torch.Tensor,
+    n_segments: int,
+    *,
+    out: torch.Tensor | None = None,
+    totals: torch.Tensor | None = None,
+    spread: torch.Tensor | None = None,
+    gather_index: torch.Tensor | None = None,
+    floor: float = FLOOR,
+) -> torch.Tensor:
+    """Edge list form of :func:`regret_matching` and :func:`normalize`: ``max(weights, floor)``
+    divided by its sum over the edges of the same ``segment`` (the parent node), so a node whose
+    weights are all non-positive plays uniformly.
+
+    ``out`` may be ``weights`` itself; ``totals`` (``[n_segments]``) and ``spread`` (like
+    ``weights``) are work buffers, so the hot loop allocates nothing; ``gather_index``: ``segment``
+    as int32 (gathers are faster with it; scatters need int64).
+
+    >>> normalize_segments(torch.tensor([3.0, 1.0, -2.0, 0.0]), torch.tensor([0, 0, 1, 1]), 2).tolist()
+    [0.75, 0.25, 0.5, 0.5]
+    """
+    out = torch.clamp_min(weights, floor, out=out) if out is not None else torch.clamp_min(weights, floor)
+    if totals is None:
+        totals = torch.zeros(n_segments, dtype=out.dtype, device=out.device)
+    else:
+        totals.zero_()
+    totals.scatter_add_(0, segment, out)
+    index = segment if gather_index is None else gather_index
+    if spread is None:
+        return out.div_(torch.index_select(totals, 0, index))
+    torch.index_select(totals, 0, index, out=spread)
+    return out.div_(spread)
