@@ -26,9 +26,9 @@ import torch
 
 from pasur.game.cards import read_deck_file
 from pasur.game.state import GameState
-from pasur.solve.cfr import CFRParams, RoundCFR
+from pasur.solve.cfr import CFRParams
 from pasur.solve.exact import solve_exact
-from pasur.solve.rounds import solve_cfr
+from pasur.solve.rounds import round_solver, solve_cfr
 from pasur.solve.tree import build_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def checkpoints():
 
 def curve(rt, terminal, method: str, seconds: float, seed: int) -> list[dict]:
     """(iteration, solver seconds, worst-root and mean exploitability) at the checkpoints."""
-    solver = RoundCFR(rt, terminal, CFRParams(method=method, seed=seed), torch.device("cpu"))
+    solver = round_solver(rt, terminal, CFRParams(method=method, seed=seed), torch.device("cpu"))
     rows, spent = [], 0.0
     for k in checkpoints():
         t0 = time.perf_counter()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from pasur.common import raytasks
 from pasur.game.cards import seed_decks
 from pasur.solve.cfr import CFRParams
 from pasur.study import sweep
@@ -54,7 +55,7 @@ def main() -> None:
         f"load average before: {os.getloadavg()[0]:.2f}\n"
     )
     t0 = time.perf_counter()
-    sweep._start_ray(None, args.workers)
+    raytasks.start_ray(None, args.workers)
     start = time.perf_counter() - t0
     noop = ray.remote(_noop).options(num_cpus=1, max_retries=0)
     ray.get([noop.remote() for _ in range(args.workers)])

@@ -25,6 +25,14 @@ def test_help_everywhere():
         assert "Usage" in r.output
 
 
+def test_the_cli_offers_every_cfr_method_of_the_solver():
+    """The CLI spells the solver's methods out (so it starts without torch); they must agree."""
+    from pasur.cli.common import CFR_METHODS
+    from pasur.solve.cfr import METHODS
+
+    assert CFR_METHODS == METHODS
+
+
 def test_deal_is_seeded_and_valid():
     a, b = run("deal", "--seed", "5"), run("deal", "--seed", "5")
     assert a.exit_code == 0 and a.stdout == b.stdout

@@ -9,8 +9,8 @@ from helpers import position
 from pasur.game.state import ALEX
 from pasur.solve.cfr import CFRParams, RoundCFR
 from pasur.solve.exact import exploitability, solve_exact
-from pasur.solve.rounds import solve_cfr
-from pasur.solve.sampling import es_pass
+from pasur.solve.rounds import round_solver, solve_cfr
+from pasur.solve.sampling import SampledRoundCFR
 from pasur.solve.tree import build_tree
 
 
@@ -22,11 +22,11 @@ def test_an_iteration_walks_the_sampled_part_only(mode):
     one on the paper tree; compact nodes merge most of what sampling would skip)."""
     tree = build_tree(position(2, 3, 0), mode, infosets=False)
     rt = tree.round(4)
-    solver = RoundCFR(rt, torch.zeros(rt.n_nodes(8)), CFRParams(method="es-mccfr", seed=1), torch.device("cpu"))
+    solver = SampledRoundCFR(rt, torch.zeros(rt.n_nodes(8)), CFRParams(method="es-mccfr", seed=1), torch.device("cpu"))
     edges = [rt.edges(t) for t in range(rt.start_turn, 8)]
     round_edges = sum(int(p.shape[0]) for p, _, _ in edges)
     for traverser in (ALEX, 1 - ALEX, ALEX):
-        es_pass(solver, traverser)
+        solver.es_pass(traverser)
         read, walked = solver.touched
         assert walked <= read < round_edges * (0.6 if mode == "compact" else 0.1), (read, walked, round_edges)
         counted = 0
@@ -59,3 +59,16 @@ def test_it_converges_in_expectation_over_seeds():
     assert mean[300] < mean[30] / 4, mean
     assert max(expl[300]) < 0.1, expl
     assert sum(values) / len(values) == pytest.approx(exact, abs=0.05)
+
+
+def test_the_method_picks_the_solver_class():
+    """``round_solver`` gives ES-MCCFR its sampling subclass and the full-width methods the base
+    class; each class refuses the other's methods instead of running them as something else."""
+    rt = build_tree(position(2, 5, 2), "compact", infosets=False).round(5)
+    cpu = torch.device("cpu")
+    for method, cls in (("es-mccfr", SampledRoundCFR), ("dcfr", RoundCFR), ("cfr+", RoundCFR), ("cfr", RoundCFR)):
+        assert type(round_solver(rt, rt.terminal_value, CFRParams(method=method), cpu)) is cls
+    with pytest.raises(ValueError, match="es-mccfr"):
+        RoundCFR(rt, rt.terminal_value, CFRParams(method="es-mccfr"), cpu)
+    with pytest.raises(ValueError, match="dcfr"):
+        SampledRoundCFR(rt, rt.terminal_value, CFRParams(method="dcfr"), cpu)

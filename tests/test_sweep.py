@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pasur.cli import app
+from pasur.common import raytasks
 from pasur.common.errors import PasurInputError
 from pasur.game.cards import seed_decks
 from pasur.solve.cfr import CFRParams
@@ -42,7 +43,7 @@ def ray_here():
     """One local Ray instance (two CPUs) for the module: its workers stay warm between tests."""
     import ray
 
-    sweep._start_ray(None, 2)
+    raytasks.start_ray(None, 2)
     yield
     ray.shutdown()
 

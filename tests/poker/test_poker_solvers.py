@@ -1,19 +1,22 @@
-"""The CFR family: convergence, OpenSpiel's iterates, the fast path, abstractions."""
+"""The CFR family: convergence, OpenSpiel's iterates, dense CFR, abstractions, the Solver protocol."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+import torch
 
 from pasur.common.errors import PasurInputError
+from pasur.common.regret import METHODS
 from pasur.poker.abstraction import abstraction
-from pasur.poker.dense_cfr import FastCFR
+from pasur.poker.dense_cfr import DenseCFR
 from pasur.poker.engine import Engine
 from pasur.poker.measures import evaluate, exploitability
 from pasur.poker.openspiel import export_policy
+from pasur.poker.policy import TabularPolicy
 from pasur.poker.run import make_solver, solve
-from pasur.poker.solvers import CFRConfig, CFRSolver
-
-METHODS = ("cfr", "cfr+", "lcfr", "dcfr")
+from pasur.poker.solvers import CFRConfig, CFRSolver, Solver
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +48,10 @@ def test_exploitability_below_1e_3_within_budget(game, method, budget, kuhn, led
 
 @pytest.mark.parametrize("updates", ["alternating", "simultaneous"])
 @pytest.mark.parametrize("method", METHODS)
-def test_fast_path_has_the_engines_iterates(kuhn, leduc, method, updates):
+def test_dense_cfr_has_the_engines_iterates(kuhn, leduc, method, updates):
     for engine, n in ((kuhn, 40), (leduc, 12)):
         cfg = CFRConfig(method=method, updates=updates)
-        a, b = CFRSolver(engine, cfg), FastCFR(engine, cfg)
+        a, b = CFRSolver(engine, cfg), DenseCFR(engine, cfg)
         a.iterate(n)
         b.iterate(n)
         for x, y in zip(a.average_policy().tables, b.average_policy().tables, strict=True):
@@ -59,8 +62,11 @@ def _openspiel_policy_table(engine, os_policy):
     return {k: os_policy.action_probability_array[i] for k, i in os_policy.state_lookup.items()}
 
 
+@pytest.mark.parametrize("solver", [CFRSolver, DenseCFR])
 @pytest.mark.parametrize("method", METHODS)
-def test_iterates_are_openspiels_on_kuhn(kuhn, method):
+def test_iterates_are_openspiels_on_kuhn(kuhn, method, solver):
+    """Every variant of :mod:`pasur.common.regret`, on both CFR solvers, against OpenSpiel's
+    solver of the same method, after 1, 2, 5, 20 and 100 iterations."""
     pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import cfr, discounted_cfr
 
@@ -71,14 +77,15 @@ def test_iterates_are_openspiels_on_kuhn(kuhn, method):
         "dcfr": discounted_cfr.DCFRSolver,
     }
     theirs = cls[method](pyspiel.load_game("kuhn_poker"))
-    ours = make_solver(kuhn, CFRConfig(method=method))
-    for _ in range(100):
-        theirs.evaluate_and_update_policy()
-    ours.iterate(100)
-    table = _openspiel_policy_table(kuhn, theirs.average_policy())
-    for key, pairs in export_policy(kuhn, ours.average_policy()).items():
-        for a, p in pairs:
-            assert p == pytest.approx(table[key][a], abs=1e-9), key
+    ours = solver(kuhn, CFRConfig(method=method))
+    for n in (1, 2, 5, 20, 100):
+        for _ in range(n - ours.iteration):
+            theirs.evaluate_and_update_policy()
+        ours.iterate(n - ours.iteration)
+        table = _openspiel_policy_table(kuhn, theirs.average_policy())
+        for key, pairs in export_policy(kuhn, ours.average_policy()).items():
+            for a, p in pairs:
+                assert p == pytest.approx(table[key][a], abs=1e-9), (n, key)
 
 
 def test_cfr_plus_iterates_are_openspiels_cpp_on_leduc(leduc):
@@ -168,3 +175,70 @@ def test_user_bucket_tables_on_both_engines():
     with pytest.raises(PasurInputError, match="not suit-symmetric"):
         Keying.from_buckets(iso, tables)
     Keying.from_buckets(full, tables)  # fine on the full engine
+
+
+# ---------------------------------------------------------------- the Solver protocol
+
+
+def _embedding_cfr():
+    """Embedding CFR needs two private cards: the smallest such game, identity Phi."""
+    from pasur.poker.embedding.classes import ClassSpace
+    from pasur.poker.embedding.phi import Embedding
+    from pasur.poker.embedding.solver import EmbeddingCFR
+
+    e = Engine("numeral211-tiny", iso=True)
+    space = ClassSpace(e)
+    embs = [Embedding.identity(torch.as_tensor(rc.weight, dtype=e.dtype)) for rc in space.rounds]
+    return EmbeddingCFR(e, embs, space=space)
+
+
+def _fictitious(method):
+    from pasur.poker.fictitious import FictitiousPlay
+
+    return lambda: FictitiousPlay(Engine("kuhn"), method)
+
+
+SOLVERS = {
+    "engine-cfr": lambda: CFRSolver(Engine("kuhn"), CFRConfig(method="cfr")),
+    "engine-dcfr-simultaneous": lambda: CFRSolver(Engine("kuhn"), CFRConfig(method="dcfr", updates="simultaneous")),
+    "dense-cfr+": lambda: DenseCFR(Engine("kuhn"), CFRConfig(method="cfr+")),
+    "dense-lcfr": lambda: DenseCFR(Engine("kuhn"), CFRConfig(method="lcfr")),
+    "embedding": _embedding_cfr,
+    "xfp": _fictitious("xfp"),
+    "bufp-x": _fictitious("bufp-x"),
+    "bufp-ef": _fictitious("bufp-ef"),
+}
+
+
+@pytest.mark.parametrize("name", list(SOLVERS))
+def test_every_poker_solver_is_a_solver(name):
+    """Constructed, each is a :class:`Solver` at iteration 0; ``iterate(2)`` does two iterations;
+    its average policy is measurable and better than the uniform strategy it starts from."""
+    s = SOLVERS[name]()
+    assert isinstance(s, Solver)
+    assert s.iteration == 0
+    s.iterate(2)
+    assert s.iteration == 2
+    s.iterate()
+    assert s.iteration == 3
+    e = s.engine
+    ev = evaluate(e, s.average_policy())
+    uniform = evaluate(e, TabularPolicy(e)).exploitability
+    assert math.isfinite(ev.exploitability)
+    assert 0 <= ev.exploitability < uniform
+
+
+def test_the_protocol_asks_for_all_three_members(kuhn):
+    class NoCounter:
+        def iterate(self, n: int = 1) -> None: ...
+
+        def average_policy(self): ...
+
+    class NoAverage:
+        iteration = 0
+
+        def iterate(self, n: int = 1) -> None: ...
+
+    assert not isinstance(NoCounter(), Solver)
+    assert not isinstance(NoAverage(), Solver)
+    assert not isinstance(TabularPolicy(kuhn), Solver)

@@ -25,8 +25,14 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from pasur.cli import clicklib as click
-from pasur.cli.clicklib import ParameterSource
+from pasur.cli.clicklib import (
+    Abort,
+    ClickException,
+    NoArgsIsHelpError,
+    ParameterSource,
+    UsageError,
+    get_current_context,
+)
 from pasur.common.console import err, note, progress_display
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import describe_os_error
@@ -49,17 +55,17 @@ class PasurGroup(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
             rv = super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
-        except click.NoArgsIsHelpError as e:
+        except NoArgsIsHelpError as e:
             typer.echo(e.ctx.get_help())
             rv = 0
-        except click.UsageError as e:
+        except UsageError as e:
             where = f" (see: {e.ctx.command_path} --help)" if e.ctx is not None else ""
             fail(_first_upper_lower(e.format_message()).rstrip(".") + where)
             rv = 2
-        except click.ClickException as e:
+        except ClickException as e:
             fail(e.format_message())
             rv = e.exit_code
-        except click.Abort:
+        except Abort:
             note("aborted")
             rv = 130
         if not standalone_mode:
@@ -110,7 +116,7 @@ def _given_names(ctx, names: list[str]) -> set[str]:
 
 def given(*names: str) -> set[str]:
     """Which of the current command's parameters the user gave on the command line."""
-    return _given_names(click.get_current_context(silent=True), list(names))
+    return _given_names(get_current_context(silent=True), list(names))
 
 
 def refuse_unless(applies: bool, names: list[str] | set[str], why: str) -> None:
@@ -169,7 +175,7 @@ def command(app: typer.Typer, name: str | None = None, **kwargs) -> Callable[[Ca
 
         @functools.wraps(fn)
         def run(**values):
-            ctx = click.get_current_context(silent=True)
+            ctx = get_current_context(silent=True)
             root = ctx.find_root().params.get("threads") if ctx is not None else None
             set_threads(values.pop("threads") or root)
             for gname, group in groups.items():
@@ -258,11 +264,13 @@ def _rename(values: dict, **names: str) -> dict:
 
 # -- CFR --------------------------------------------------------------------------------
 
-CFR_METHODS = ("cfr", "cfr+", "dcfr", "es-mccfr")
+#: ``pasur.solve.cfr.METHODS``, spelled out so that building the CLI does not import torch
+#: (tests/test_cli.py checks that the two agree)
+CFR_METHODS = ("cfr", "cfr+", "lcfr", "dcfr", "es-mccfr")
 #: the target when neither --iterations nor --target-exploitability is given (points)
 DEFAULT_TARGET = 0.05
 
-_CFR_HELP = "exact: backward induction; reference: plain-Python minimax; cfr, cfr+, dcfr, es-mccfr: CFR variants"
+_CFR_HELP = f"exact: backward induction; reference: plain-Python minimax; {', '.join(CFR_METHODS)}: CFR variants"
 
 
 @dataclass(frozen=True)
@@ -275,6 +283,10 @@ class CfrChoice:
 
     def method_or(self, default: str) -> str:
         return self.method or default
+
+    def given_values(self) -> dict[str, Any]:
+        """The options of the group the user gave, with their values (by name, sorted)."""
+        return {n: self.method if n == "method" else self.values[n] for n in sorted(self.given)}
 
     def params(self, method: str):
         """The CFR run these options describe (checked), for a CFR ``method``."""

@@ -12,8 +12,9 @@ from pasur.cli.common import DECK, AsciiOpt, DeckChoice, JsonOpt, SampleSeedOpt,
 from pasur.common.errors import PasurInputError
 from pasur.game.cards import JACK_MASK, clubs_in, format_cards, seed_decks
 from pasur.game.state import GameState
-from pasur.play.agents import AGENT_NAMES, ExactAgent, GameAborted, make_agent, play_game
+from pasur.play.agents import ExactAgent, play_game
 from pasur.web.levels import DEFAULT_LEVEL, LEVELS
+from pasur.web.prompt import AGENT_NAMES, GameAborted, make_agent
 
 
 @command(app)

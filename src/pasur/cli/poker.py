@@ -316,7 +316,7 @@ def experiment(
     iterations: Annotated[int, typer.Option("--iterations", min=1, max=10_000_000, help="Iterations to run.")] = 1000,
     out: Annotated[Path | None, typer.Option("--out", help="Folder of the outputs (created; rerun to resume).")] = None,
     workers: Annotated[
-        int, typer.Option("--workers", min=1, max=4096, help="Methods or runs at once (processes or Ray tasks).")
+        int, typer.Option("--workers", min=1, max=4096, help="Methods or runs at once (worker processes).")
     ] = 1,
     sample_seed: Annotated[int, typer.Option("--sample-seed", min=0, help="Seed of everything sampled.")] = 0,
     configs: Annotated[

@@ -25,6 +25,7 @@ from pasur.cli.common import (
     QuietOpt,
     TreeOpt,
     command,
+    given,
     memory_bytes,
     note,
     parse_model_params,
@@ -279,9 +280,18 @@ def report(
         note(f"wrote {n} rows to {csv}")
 
 
+def _list_experiments(value: bool) -> None:
+    if value:
+        from pasur.study import experiments as ex
+
+        for n in ex.names():
+            typer.echo(f"{n:<12} {ex.get(n).help}")
+        raise typer.Exit(0)
+
+
 @command(app)
 def experiment(
-    name: Annotated[str, typer.Argument(help="figure12, figure14, figure15, figure16 or table16.")],
+    name: Annotated[str, typer.Argument(help="The experiment: see `pasur experiment --list`.")],
     out: Annotated[Path, typer.Option("--out", help="Folder for the plots, tables and the sweep (rerun to resume).")],
     decks: DeckChoice = DECKS,
     cfr: CfrChoice = CFR,
@@ -300,6 +310,9 @@ def experiment(
     retry_failed: RetryOpt = False,
     device: DeviceOpt = None,
     memory_limit: MemOpt = None,
+    listing: Annotated[
+        bool, typer.Option("--list", callback=_list_experiments, is_eager=True, help="List the experiments and exit.")
+    ] = False,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -308,20 +321,19 @@ def experiment(
     table."""
     from pasur.study import experiments as ex
 
-    if name not in ex.EXPERIMENTS:
-        raise PasurInputError(f"unknown experiment {name!r} (choose from {', '.join(ex.EXPERIMENTS)})")
-    plays = name in ("figure14", "table16")
-    refuse_unless(plays, ["games"], "to the experiments that play games (figure14, table16)")
-    refuse_unless(plays, ["fit", "model_params"], "to the experiments that play games (figure14, table16)")
-    refuse_unless(name == "figure12", ["paper_memory_limit"], "to figure12")
-    if name == "figure12":
-        refuse_unless(
-            False,
-            ["method", "iterations", "target_exploitability", "tree"],
-            "to the experiments that solve by CFR (figure12 builds both trees and solves exactly)",
-        )
-        job = None
-    else:
+    spec = ex.get(name)
+    # the options only some experiments take: refused here, before any folder is made, unless this one does
+    own = {
+        "tree": tree,
+        "games": games,
+        "fit": fit,
+        "model_params": model_params,
+        "paper_memory_limit": paper_memory_limit,
+    }
+    shown = given(*own)
+    spec.check_options({**{k: v for k, v in own.items() if k in shown}, **cfr.given_values()})
+    job = None
+    if spec.cfr:
         job = _job(
             cfr,
             "dcfr",
@@ -329,14 +341,14 @@ def experiment(
             device,
             fit=fit,
             model_params=model_params,
-            games=games if plays else 0,
+            games=games if spec.plays else 0,
             matchups=(),
             keep_table=True,
         )
         if job.cfr is None:
             raise PasurInputError(f"{name} needs a CFR method (it plays or plots strategies)")
     nds = decks.decks(random_if_none=False)
-    opts = {
+    sweep_opts = {
         "workers": workers,
         "engine": engine,
         "address": address,
@@ -344,26 +356,16 @@ def experiment(
         "progress": not quiet,
         "retry_failed": retry_failed,
     }
-    if name == "figure12":
-        summary = ex.figure12(nds, out, opts, memory_bytes(paper_memory_limit))
-    elif name == "figure14":
-        summary = ex.figure14(nds, out, job, opts)
-    elif name == "figure15":
-        summary = ex.figure15(nds, out, job, opts)
-    elif name == "figure16":
-        if len(nds) != 1:
-            raise PasurInputError("figure16 takes one deck: --seed S, --deck, or --deck-file F --deck-id ID")
-        summary = ex.figure16(nds[0], out, job)
-    else:
-        summary = ex.table16(nds, out, job, opts)
+    spec.check_decks(nds)
+    options = {k: v for k, v in own.items() if k in spec.options}
+    summary = spec.run(ex.StudyRun(nds, out, job, sweep_opts, options))
     if as_json:
         typer.echo(json.dumps(summary, indent=1))
         return
     typer.echo(f"{name}: {len(nds)} decks; outputs in {out}\n")
-    tables = [out / f for f in ex.OUTPUTS[name] if f.endswith(".md")]
-    for md in tables:
-        typer.echo(md.read_text(encoding="utf-8"))
-    if not tables:
+    for md in spec.tables:
+        typer.echo((out / md).read_text(encoding="utf-8"))
+    if not spec.tables:
         width = max(len(k) for k in summary)
         for k, v in summary.items():
             typer.echo(f"{k:<{width}}  {_fmt(v)}")

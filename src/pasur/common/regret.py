@@ -92,8 +92,8 @@ def discount_(
     if method == "dcfr":
         pos, neg = dcfr_factors(t, alpha, beta)
         positive = torch.clamp_min(regret, 0.0, out=scratch) if scratch is not None else regret.clamp_min(0.0)
-        positive.mul_(pos)
-        return regret.clamp_max_(0.0).mul_(neg).add_(positive)
+        # each entry is one of the two products exactly: the other term is 0
+        return regret.clamp_max_(0.0).mul_(neg).add_(positive, alpha=pos)
     raise ValueError(f"unknown CFR method {method!r} (known: {', '.join(METHODS)})")
 
 

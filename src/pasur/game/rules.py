@@ -23,12 +23,15 @@ from pasur.game.cards import (
     JACK_MASK,
     KING,
     KING_MASK,
+    N_ROUNDS,
     NUMERIC_MASK,
     QUEEN,
     QUEEN_MASK,
+    SUR_POINTS,
     cards_of,
     format_card,
     format_cards,
+    points_in,
     rank,
     value,
 )
@@ -121,3 +124,22 @@ def legal_actions(hand: int, pool: int) -> list[Action]:
 def is_sur(action: Action, pool: int, round_: int, *, final_round: int = 5) -> bool:
     """A capture that empties the pool, not made with a Jack, before the final round."""
     return action.captured != 0 and action.captured == pool and rank(action.card) != JACK and round_ < final_round
+
+
+def immediate_points(action: Action, pool: int, round_: int, *, final_round: int = N_ROUNDS - 1) -> int:
+    """The points ``action`` wins at once for its player, played against ``pool`` in round
+    ``round_``: the card points of what it takes, the played card included (Aces, Jacks, 2♣, 10♦),
+    and 5 for a Sur. A lay wins nothing; the clubs bonus is not counted (it goes to whoever ends
+    with 7 clubs), nor the final sweep.
+
+    >>> from pasur.game.cards import parse_card as C, mask_of
+    >>> pool = mask_of([C("AC"), C("AD"), C("AH"), C("2C")])
+    >>> immediate_points(Action(C("6S"), pool), pool, 0)   # 1 + 1 + 1 + 2, and a Sur
+    10
+    >>> immediate_points(Action(C("6S"), pool), pool, 5)   # no Sur in the final round
+    5
+    """
+    if not action.captured:
+        return 0
+    sur = is_sur(action, pool, round_, final_round=final_round)
+    return points_in(action.captured | (1 << action.card)) + (SUR_POINTS if sur else 0)

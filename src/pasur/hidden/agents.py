@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pasur.game.cards import clubs_in, points_in
-from pasur.game.rules import Action, is_sur
-from pasur.game.state import FINAL_ROUND
+from pasur.game.cards import clubs_in
+from pasur.game.rules import Action, immediate_points
 from pasur.hidden.infostate import InfoState
 from pasur.hidden.worlds import info_seed
 
@@ -47,15 +46,6 @@ class HiddenAgent:
         return f"<{type(self).__name__} {self.name}>"
 
 
-def gain(info: InfoState, action: Action) -> int:
-    """Points an action banks at once for the mover: card points taken (played card included)
-    and 5 for a Sur."""
-    if not action.captured:
-        return 0
-    sur = is_sur(action, info.pool, info.round, final_round=FINAL_ROUND)
-    return points_in(action.captured | (1 << action.card)) + (5 if sur else 0)
-
-
 class RandomAgent(HiddenAgent):
     """Uniform over legal actions; seeded by its seed and the information state."""
 
@@ -80,10 +70,10 @@ class GreedyAgent(HiddenAgent):
 
     def _key(self, info: InfoState, a: Action) -> tuple[int, int, int]:
         taken = a.captured | (1 << a.card) if a.captured else 0
-        return gain(info, a), clubs_in(taken), taken.bit_count()
+        return immediate_points(a, info.pool, info.round), clubs_in(taken), taken.bit_count()
 
     def action_values(self, info: InfoState) -> list[tuple[Action, float]]:
-        return [(a, float(info.margin + gain(info, a))) for a in info.legal_actions()]
+        return [(a, float(info.margin + immediate_points(a, info.pool, info.round))) for a in info.legal_actions()]
 
     def choose(self, info: InfoState) -> Action:
         actions = info.legal_actions()

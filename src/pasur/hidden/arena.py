@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pasur.common import raytasks
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import folder_lock, prepare_resumable_dir, write_text_atomic
 from pasur.game.cards import Deck
@@ -324,27 +325,17 @@ def _run_ray(job: dict, tasks: list, workers: int | None, settle: Callable[[dict
     """The tasks on Ray, at most ``workers`` in flight; the driver writes each chunk as it ends."""
     import ray
 
-    # the sweep engine's Ray start: a local instance of our own, workers importing this source tree
-    from pasur.study.sweep import _start_ray
+    def settle_all(_, results: list[dict]) -> None:
+        for res in results:
+            settle(res)
 
-    started = _start_ray(None, workers)
-    inflight: dict = {}
-    try:
+    # a local instance of our own, its workers importing this source tree
+    with raytasks.session(None, workers):
         task = ray.remote(run_chunk).options(num_cpus=1, max_retries=0)
-        limit = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        queue = list(tasks)
-        while queue or inflight:
-            while queue and len(inflight) < limit:
-                pairs, start, stop = queue.pop(0)
-                inflight[task.remote(job, pairs, start, stop)] = start
-            ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
-            for ref in ready:
-                inflight.pop(ref)
-                for res in ray.get(ref):
-                    settle(res)
-    finally:
-        for ref in inflight:
-            with contextlib.suppress(Exception):
-                ray.cancel(ref, force=True)
-        if started:
-            ray.shutdown()
+        raytasks.run_bounded(
+            lambda t: task.remote(job, *t),
+            tasks,
+            workers or raytasks.capacity(),
+            settle_all,
+            poll=1.0,
+        )

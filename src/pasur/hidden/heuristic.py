@@ -21,10 +21,10 @@ from __future__ import annotations
 from functools import cache
 from math import comb
 
-from pasur.game.cards import CLUBS_BONUS, CLUBS_FOR_BONUS, JACK, N_CLUBS, cards_of, clubs_in, points_in, rank
-from pasur.game.rules import Action, captures_for, is_sur
-from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND
-from pasur.hidden.agents import HiddenAgent, gain
+from pasur.game.cards import CLUBS_BONUS, CLUBS_FOR_BONUS, JACK, N_CLUBS, cards_of, clubs_in, rank
+from pasur.game.rules import Action, captures_for, immediate_points
+from pasur.game.state import TURNS_PER_ROUND
+from pasur.hidden.agents import HiddenAgent
 from pasur.hidden.infostate import InfoState
 
 
@@ -81,10 +81,8 @@ class HeuristicAgent(HiddenAgent):
         for c in cards_of(unseen):
             best = 0.0
             for cap in captures_for(c, pool):
-                a = Action(c, cap)
                 taken = cap | (1 << c)
-                sur = 5 if is_sur(a, pool, round_, final_round=FINAL_ROUND) else 0
-                v = points_in(taken) + sur + club_worth(clubs_in(taken), clubs_opp, clubs_me)
+                v = immediate_points(Action(c, cap), pool, round_) + club_worth(clubs_in(taken), clubs_opp, clubs_me)
                 best = max(best, v)
             values.append(best)
         return expected_max(values, n)
@@ -99,7 +97,7 @@ class HeuristicAgent(HiddenAgent):
             taken = a.captured | (1 << a.card) if a.captured else 0
             pool = info.pool & ~a.captured if a.captured else info.pool | (1 << a.card)
             got = clubs_in(taken)
-            v = info.margin + gain(info, a) + club_worth(got, mine, theirs)
+            v = info.margin + immediate_points(a, info.pool, info.round) + club_worth(got, mine, theirs)
             v -= self.caution * self._reply(pool, info.round, info.unseen, n_reply, theirs, mine + got)
             if rank(a.card) == JACK and info.hand.bit_count() > 1:
                 v -= self.jack_keep

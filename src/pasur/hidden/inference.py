@@ -14,19 +14,9 @@ import math
 
 import numpy as np
 
-from pasur.game.rules import legal_actions
-from pasur.hidden.agents import gain
+from pasur.game.rules import immediate_points, legal_actions
 from pasur.hidden.infostate import InfoState
 from pasur.hidden.worlds import Worlds
-
-
-class _View:
-    """Just what :func:`~pasur.hidden.agents.gain` reads: the pool and the round."""
-
-    __slots__ = ("pool", "round")
-
-    def __init__(self, pool: int, round_: int) -> None:
-        self.pool, self.round = pool, round_
 
 
 def opponent_weights(info: InfoState, worlds: Worlds, beta: float = 0.7) -> Worlds:
@@ -51,11 +41,10 @@ def opponent_weights(info: InfoState, worlds: Worlds, beta: float = 0.7) -> Worl
         total = 0.0
         for m, before in steps:
             acts = legal_actions(held, before)
-            view = _View(before, info.round)
-            scores = [beta * gain(view, a) for a in acts]
+            scores = [beta * immediate_points(a, before, info.round) for a in acts]
             top = max(scores)
             z = sum(math.exp(x - top) for x in scores)
-            total += beta * gain(view, m.action) - top - math.log(z)
+            total += beta * immediate_points(m.action, before, info.round) - top - math.log(z)
             held &= ~(1 << m.card)
         logw[k] = total
     w = np.exp(logw - logw.max())

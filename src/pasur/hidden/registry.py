@@ -1,12 +1,13 @@
-"""Agents by name, for the arena and the command line.
+"""Agents by name, for the arena, the command line and the web page's levels.
 
-``random``, ``greedy``, ``heuristic``; ``pimc:K`` (K worlds, round horizon), ``pimc:K:game``
-(textbook PIMC, to the end of the game), ``ispimc:K`` (information-set-consistent PIMC);
-``:infer`` weighs the worlds by the opponent's moves; ``:exact`` takes every hand the opponent can
-hold, when it holds few cards (at most 435 hands), instead of K samples; a ``:clubs`` suffix swaps
-the learned boundary value for the closed form; ``ismcts:N`` (OpenSpiel's information-set MCTS
-with N simulations, needs ``open_spiel``); ``optimal`` (the open-hand optimal player, who sees
-everything: the upper bound).
+A name is a kind and options after colons (``pimc:30:infer``). Every kind is one row of
+:data:`AGENTS`: its name, its help (the command line's ``--agents`` help and this list are made
+from the rows) and the function that builds it, so a new agent is its module and one row here.
+
+{agents}
+
+The PIMC kinds also take ``:clubs`` (the closed-form clubs value at a round's boundary instead
+of the learned one) and ``:iid`` (worlds drawn independently instead of balanced).
 
 >>> make_agent("pimc:30").name, make_agent("heuristic").name
 ('pimc:30', 'heuristic')
@@ -18,19 +19,30 @@ pasur.common.errors.PasurInputError: agent 'pimc:x': the number of worlds must b
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from pasur.common.errors import PasurInputError
 
-AGENT_HELP = (
-    "random, greedy, heuristic, pimc:K (K worlds; :game to solve to the end of the game; :infer to weigh "
-    "the worlds by the opponent's moves; :exact for every opponent hand when few), ispimc:K (:infer, :exact), "
-    "ismcts:N (OpenSpiel's ISMCTS, N simulations; :game for rollouts to the end), "
-    "optimal (open-hand, sees everything)"
-)
+if TYPE_CHECKING:  # the agents load numpy and torch: only when one is built
+    from pasur.hidden.agents import HiddenAgent
+
 #: ``:exact``: every hand the opponent can hold, when it can hold at most this many (in play: its
 #: last card, at most 41 hands; two cards from round 2, at most 325; three in round 4, 165),
 #: instead of the K sampled worlds
 EXACT_WORLDS = 435
-NAMES = ("random", "greedy", "heuristic", "pimc", "ispimc", "ispimc2", "ismcts", "optimal")
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    """One kind of agent: ``name`` (the part of a spec before the first colon), ``help`` (the
+    spec's forms and options, as the command line lists them) and ``build(spec, options, seed,
+    device)``, where ``options`` are the spec's parts after the name."""
+
+    name: str
+    help: str
+    build: Callable[[str, list[str], int, str], HiddenAgent]
 
 
 def _count(spec: str, text: str | None, what: str, default: int, most: int) -> int:
@@ -43,62 +55,118 @@ def _count(spec: str, text: str | None, what: str, default: int, most: int) -> i
     return int(text)
 
 
-def make_agent(spec: str, *, seed: int = 0, device: str = "cpu"):
+def _kind(spec: str) -> str:
+    return spec.strip().split(":")[0].lower()
+
+
+def _plain(make: Callable[[int, str], HiddenAgent]) -> Callable[[str, list[str], int, str], HiddenAgent]:
+    """The builder of an agent that takes no options: ``make(seed, device)``."""
+
+    def build(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:
+        if options:
+            raise PasurInputError(f"agent {_kind(spec)!r} takes no options, got {spec!r}")
+        return make(seed, device)
+
+    return build
+
+
+def _random(seed: int, device: str) -> HiddenAgent:
+    from pasur.hidden.agents import RandomAgent
+
+    return RandomAgent(seed)
+
+
+def _greedy(seed: int, device: str) -> HiddenAgent:
+    from pasur.hidden.agents import GreedyAgent
+
+    return GreedyAgent()
+
+
+def _heuristic(seed: int, device: str) -> HiddenAgent:
+    from pasur.hidden.heuristic import HeuristicAgent
+
+    return HeuristicAgent()
+
+
+def _optimal(seed: int, device: str) -> HiddenAgent:
+    from pasur.hidden.optimal import OptimalAgent
+
+    return OptimalAgent(device)
+
+
+def _ismcts(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:
+    if len(options) > 2 or (len(options) == 2 and options[1] != "game"):
+        raise PasurInputError(f"agent {spec!r}: ismcts takes the simulations and, optionally, :game")
+    from pasur.hidden.openspiel import ISMCTSAgent
+
+    n = _count(spec, options[0] if options else None, "simulations", 200, 100_000)
+    return ISMCTSAgent(n, seed=seed, rollout="game" if len(options) == 2 else "round")
+
+
+def _pimc(mode: str) -> Callable[[str, list[str], int, str], HiddenAgent]:
+    """The builder of a PIMC kind: ``K`` worlds, then flags; ``mode`` as :class:`PIMCAgent` takes it."""
+
+    def build(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:
+        k = _count(spec, options[0] if options else None, "worlds", 50, 1_000)
+        flags = set(options[1:])
+        unknown = flags - {"game", "clubs", "iid", "infer", "exact"}
+        if unknown:
+            raise PasurInputError(
+                f"agent {spec!r}: unknown option {sorted(unknown)[0]!r} (game, clubs, iid, infer, exact)"
+            )
+        if mode != "minimax" and "game" in flags:
+            raise PasurInputError(f"agent {spec!r}: {_kind(spec)} solves one round at a time (no :game)")
+        if {"exact", "game"} <= flags:
+            raise PasurInputError(f"agent {spec!r}: :exact needs the round horizon (no :game)")
+        from pasur.hidden.pimc import PIMCAgent
+
+        boundary = None
+        if "clubs" in flags:
+            from pasur.hidden.boundary import ClubsBoundary
+
+            boundary = ClubsBoundary()
+        return PIMCAgent(
+            k,
+            horizon="game" if "game" in flags else "round",
+            mode=mode,
+            boundary=boundary,
+            seed=seed,
+            device=device,
+            name=spec.strip().lower(),
+            balanced="iid" not in flags,
+            infer="infer" in flags,
+            exhaustive=EXACT_WORLDS if "exact" in flags else 0,
+        )
+
+    return build
+
+
+#: every kind of agent, in the order the help lists them
+AGENTS: tuple[AgentRow, ...] = (
+    AgentRow("random", "random", _plain(_random)),
+    AgentRow("greedy", "greedy", _plain(_greedy)),
+    AgentRow("heuristic", "heuristic", _plain(_heuristic)),
+    AgentRow(
+        "pimc",
+        "pimc:K (K worlds; :game to solve to the end of the game; :infer to weigh the worlds by the opponent's "
+        "moves; :exact for every opponent hand when few)",
+        _pimc("minimax"),
+    ),
+    AgentRow("ispimc", "ispimc:K (:infer, :exact)", _pimc("consistent")),
+    AgentRow("ispimc2", "ispimc2:K (ispimc with the opponent's choices consistent too)", _pimc("both")),
+    AgentRow("ismcts", "ismcts:N (OpenSpiel's ISMCTS, N simulations; :game for rollouts to the end)", _ismcts),
+    AgentRow("optimal", "optimal (open-hand, sees everything)", _plain(_optimal)),
+)
+NAMES = tuple(row.name for row in AGENTS)
+AGENT_HELP = ", ".join(row.help for row in AGENTS)
+_BY_NAME = {row.name: row for row in AGENTS}
+
+__doc__ = (__doc__ or "").replace("{agents}", "\n".join(f"- {row.help}" for row in AGENTS))
+
+
+def make_agent(spec: str, *, seed: int = 0, device: str = "cpu") -> HiddenAgent:
     """The agent named by ``spec`` (see the module docstring); ``seed`` seeds what it samples."""
-    parts = spec.strip().split(":")
-    kind, args = parts[0].lower(), parts[1:]
-    if kind not in NAMES:
+    row = _BY_NAME.get(_kind(spec))
+    if row is None:
         raise PasurInputError(f"unknown agent {spec!r} (choose from {AGENT_HELP})")
-    if kind in ("random", "greedy", "heuristic", "optimal") and args:
-        raise PasurInputError(f"agent {kind!r} takes no options, got {spec!r}")
-    if kind == "random":
-        from pasur.hidden.agents import RandomAgent
-
-        return RandomAgent(seed)
-    if kind == "greedy":
-        from pasur.hidden.agents import GreedyAgent
-
-        return GreedyAgent()
-    if kind == "heuristic":
-        from pasur.hidden.heuristic import HeuristicAgent
-
-        return HeuristicAgent()
-    if kind == "optimal":
-        from pasur.hidden.optimal import OptimalAgent
-
-        return OptimalAgent(device)
-    if kind == "ismcts":
-        if len(args) > 2 or (len(args) == 2 and args[1] != "game"):
-            raise PasurInputError(f"agent {spec!r}: ismcts takes the simulations and, optionally, :game")
-        from pasur.hidden.openspiel import ISMCTSAgent
-
-        n = _count(spec, args[0] if args else None, "simulations", 200, 100_000)
-        return ISMCTSAgent(n, seed=seed, rollout="game" if len(args) == 2 else "round")
-    k = _count(spec, args[0] if args else None, "worlds", 50, 1_000)
-    flags = set(args[1:])
-    unknown = flags - {"game", "clubs", "iid", "infer", "exact"}
-    if unknown:
-        raise PasurInputError(f"agent {spec!r}: unknown option {sorted(unknown)[0]!r} (game, clubs, iid, infer, exact)")
-    if kind.startswith("ispimc") and "game" in flags:
-        raise PasurInputError(f"agent {spec!r}: {kind} solves one round at a time (no :game)")
-    if {"exact", "game"} <= flags:
-        raise PasurInputError(f"agent {spec!r}: :exact needs the round horizon (no :game)")
-    from pasur.hidden.pimc import PIMCAgent
-
-    boundary = None
-    if "clubs" in flags:
-        from pasur.hidden.boundary import ClubsBoundary
-
-        boundary = ClubsBoundary()
-    return PIMCAgent(
-        k,
-        horizon="game" if "game" in flags else "round",
-        mode={"pimc": "minimax", "ispimc": "consistent", "ispimc2": "both"}[kind],
-        boundary=boundary,
-        seed=seed,
-        device=device,
-        name=spec.strip().lower(),
-        balanced="iid" not in flags,
-        infer="infer" in flags,
-        exhaustive=EXACT_WORLDS if "exact" in flags else 0,
-    )
+    return row.build(spec, spec.strip().split(":")[1:], seed, device)

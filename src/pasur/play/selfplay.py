@@ -2,9 +2,9 @@
 
 All games of a batch move in lockstep (every turn each game plays one card), so the round
 and turn are shared while hands, pool, piles, Surs and last capturer are per game (int64 card
-masks, as in :mod:`pasur.tensor`). Legal actions for the whole batch come from
-:func:`pasur.solve.actions.layer_actions`, in the scalar engine's order; a batch agent picks,
-for every game, one of its actions in one call.
+masks, as in the tensor tree of :mod:`pasur.solve.tree`). Legal actions for the whole batch
+come from :func:`pasur.solve.actions.layer_actions`, in the scalar engine's order; a batch agent
+picks, for every game, one of its actions in one call.
 
 >>> from pasur.game.cards import Deck
 >>> games = play_batch(Deck.from_seed(3), BatchGreedy(), BatchRandom(seed=1), n_games=4)

@@ -1,4 +1,5 @@
-"""CFR for small games in a few dozen tensor operations per iteration.
+"""Dense CFR for small games: the whole game laid out at once, a few dozen tensor operations per
+iteration.
 
 The level-by-level engine spends one set of operations per depth of the betting tree, which is
 a few hundred small operations per Leduc iteration: fine for Numeral211, where each one moves
@@ -15,7 +16,8 @@ game is laid out at once, per history (terminal node, complete board, private ha
   gathered paths, added into the (row, key, action) slots in one ``index_add``.
 
 Rows, keys, updates and the rounding snap are those of :mod:`pasur.poker.solvers` (lossless
-keys, all boards listed), so the iterates are the same; ``tests/poker`` checks that they are.
+keys, all boards listed), with the same update rules (:mod:`pasur.common.regret`), so the
+iterates are the same; ``tests/poker`` checks that they are.
 """
 
 from __future__ import annotations
@@ -23,31 +25,35 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from pasur.common import regret as kernel
 from pasur.common.errors import PasurInputError
 from pasur.poker.cards import card_masks
 from pasur.poker.policy import Keying, TabularPolicy
 from pasur.poker.solvers import SNAP, CFRConfig
 from pasur.poker.tree import DECISION, FOLDED, N_ACTIONS
 
-#: the fast path is used when all histories (nodes x boards x hands x depth) fit this many entries
+#: dense CFR is used when all histories (nodes x boards x hands x depth) fit this many entries
 MAX_ENTRIES = 2_000_000
 
 
-def fast_size(engine) -> int:
+def dense_size(engine) -> int:
+    """Entries of the dense layout of ``engine``'s histories (what :data:`MAX_ENTRIES` bounds)."""
     t, b = engine.tree, engine.boards
     return t.n_nodes * len(b.boards[-1]) * len(b.hands) * (t.max_depth * engine.R + 2) * 2
 
 
-def fast_supported(engine, keying: Keying | None) -> bool:
-    return (keying is None or keying.lossless) and not engine.iso and fast_size(engine) <= MAX_ENTRIES
+def dense_supported(engine, keying: Keying | None) -> bool:
+    """Whether :class:`DenseCFR` applies: lossless keys, every board listed, a small game."""
+    return (keying is None or keying.lossless) and not engine.iso and dense_size(engine) <= MAX_ENTRIES
 
 
-class FastCFR:
-    """Same interface as :class:`pasur.poker.solvers.CFRSolver`, for small games."""
+class DenseCFR:
+    """Dense CFR for small games: the iterates of :class:`pasur.poker.solvers.CFRSolver` (lossless
+    keys), its interface (a :class:`pasur.poker.solvers.Solver`), far fewer operations."""
 
     def __init__(self, engine, config: CFRConfig | None = None) -> None:
         if engine.iso:
-            raise PasurInputError("the fast CFR path lists every board (make the engine with iso=False)")
+            raise PasurInputError("dense CFR lists every board (make the engine with iso=False)")
         self.engine = engine
         self.config = config or CFRConfig()
         self.keying = Keying.lossless_for(engine)
@@ -154,19 +160,19 @@ class FastCFR:
             owner.append(np.repeat(t.actor[dec], self.n_keys[r]))
         legal = np.concatenate(legal) if legal else np.zeros((0, A), bool)
         self.legal = torch.as_tensor(legal, dtype=dt, device=dev)
-        self.uniform = self.legal / self.legal.sum(1, keepdim=True)
         owner = np.concatenate(owner)
+        # rows of one player (alternating updates discount only those); simultaneous: all rows
         self.mine = [torch.as_tensor(owner == p, device=dev)[:, None] for p in (0, 1)]
         G = F // A
-        self.sigma = torch.empty(F + 2, dtype=dt, device=dev)
-        self.sigma[:F] = self.uniform.reshape(-1)
-        self.sigma[F], self.sigma[F + 1] = 1.0, 0.0
         self.regret = torch.zeros(G, A, dtype=dt, device=dev)
         self.strategy_sum = torch.zeros(G, A, dtype=dt, device=dev)
+        self._scratch = torch.empty_like(self.regret)
+        self.sigma = torch.empty(F + 2, dtype=dt, device=dev)
+        self.sigma[:F] = kernel.regret_matching(self.regret, self.legal).reshape(-1)  # uniform
+        self.sigma[F], self.sigma[F + 1] = 1.0, 0.0
         # one buffer for the pass: q [F + 2], |q| [F + 2], reach per (row, key) [G + 1]
         self._buf = torch.zeros(2 * (F + 2) + G + 1, dtype=dt, device=dev)
         self._ones = torch.ones(A, 1, dtype=dt, device=dev)
-        self._masks = [m.to(dt) for m in self.mine] + [(self.mine[0] | self.mine[1]).to(dt)]
 
     # ------------------------------------------------------------------ iteration
 
@@ -202,22 +208,12 @@ class FastCFR:
         inst.masked_fill_(inst.abs() <= noise.mul_(SNAP), 0.0)
         reg = self.regret
         reg.addcmul_(inst, self.legal)
-        weight = 1.0 if c.method == "cfr" else float(t) ** c.gamma if c.method == "dcfr" else float(t)
-        self.strategy_sum.addcmul_(sig, reach_rk[:G, None], value=weight)
-        if c.method == "cfr+":
-            reg.clamp_(min=0)  # the other player's rows are already clipped
-        elif c.method in ("lcfr", "dcfr"):
-            mask = self._masks[players[0] if len(players) == 1 else 2]
-            if c.method == "lcfr":
-                reg.mul_(mask * (t / (t + 1)) + (1 - mask))
-            else:
-                pos_f, neg_f = t**c.alpha / (t**c.alpha + 1), t**c.beta / (t**c.beta + 1)
-                reg.copy_(torch.where(mask > 0, torch.where(reg >= 0, reg * pos_f, reg * neg_f), reg))
-        pos = reg if c.method == "cfr+" else reg.clamp(min=0)
-        tot = pos @ self._ones
-        empty = (tot == 0).to(tot.dtype)
-        torch.div(pos, tot.clamp_(min=torch.finfo(tot.dtype).tiny), out=sig)
-        sig.addcmul_(self.uniform, empty)
+        self.strategy_sum.addcmul_(sig, reach_rk[:G, None], value=kernel.average_weight(c.method, t, c.gamma))
+        # the discount of iteration t on the updated players' rows; every row when both are
+        # updated, and for CFR+ (the other player's rows are already floored: flooring is idempotent)
+        mask = None if len(players) == 2 or c.method == "cfr+" else self.mine[players[0]]
+        kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mask, scratch=self._scratch)
+        sig.copy_(kernel.regret_matching(reg, self.legal))
 
     def iterate(self, n: int = 1) -> None:
         for _ in range(n):
@@ -243,7 +239,6 @@ class FastCFR:
         return TabularPolicy(self.engine, self.keying, self._tables(self.sigma[: self.F]))
 
     def average_policy(self) -> TabularPolicy:
-        s = self.strategy_sum
-        tot = s.sum(1, keepdim=True)
-        avg = torch.where(tot > 0, s / torch.where(tot > 0, tot, torch.ones_like(tot)), self.uniform)
+        """The average strategy (uniform where a row was never reached)."""
+        avg = kernel.normalize(self.strategy_sum, self.legal)
         return TabularPolicy(self.engine, self.keying, self._tables(avg.reshape(-1)))

@@ -64,7 +64,8 @@ def best_response(engine, policy) -> tuple[list[torch.Tensor], list[torch.Tensor
 
 
 class FictitiousPlay:
-    """One run of ``method`` (``xfp``, ``bufp-x`` or ``bufp-ef``) on a lossless engine."""
+    """One run of ``method`` (``xfp``, ``bufp-x`` or ``bufp-ef``) on a lossless engine (a
+    :class:`pasur.poker.solvers.Solver`)."""
 
     def __init__(self, engine, method: str = "bufp-ef") -> None:
         if method not in METHODS:

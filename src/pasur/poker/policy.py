@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from pasur.common import regret
 from pasur.common.errors import PasurInputError
 from pasur.poker.cards import card_masks, hand_permutation, permute_cards
 from pasur.poker.tree import N_ACTIONS
@@ -147,11 +148,6 @@ class TabularPolicy:
 
 
 def normalize(tables: list[torch.Tensor], legal: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Rows scaled to sum 1 over legal actions; a row of zeros becomes uniform."""
-    out = []
-    for t, lg in zip(tables, legal, strict=True):
-        lg = lg.to(t.dtype)[:, :, None]
-        s = t.sum(1, keepdim=True)
-        uni = (lg / lg.sum(1, keepdim=True)).expand_as(t)
-        out.append(torch.where(s > 0, t / torch.where(s > 0, s, torch.ones_like(s)), uni))
-    return out
+    """Rows scaled to sum 1 over legal actions; a row of zeros becomes uniform
+    (:func:`pasur.common.regret.normalize` per round; ``legal[r]``: ``[rows, A]``)."""
+    return [regret.normalize(t, lg[:, :, None]) for t, lg in zip(tables, legal, strict=True)]

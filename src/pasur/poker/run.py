@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from pasur.common.errors import PasurInputError
-from pasur.poker.dense_cfr import FastCFR, fast_supported
+from pasur.poker.dense_cfr import DenseCFR, dense_supported
 from pasur.poker.engine import Engine
 from pasur.poker.measures import evaluate
 from pasur.poker.policy import Keying, TabularPolicy
@@ -27,11 +27,11 @@ def make_solver(engine: Engine, config: CFRConfig, keying: Keying | None = None,
     any size, any keying) or ``auto`` (fast where it applies)."""
     if backend not in ("auto", "fast", "engine"):
         raise PasurInputError(f"backend must be auto, fast or engine, not {backend!r}")
-    fast_ok = fast_supported(engine, keying)
+    fast_ok = dense_supported(engine, keying)
     if backend == "fast" and not fast_ok:
         raise PasurInputError("the fast backend needs a small game, the lossless keying and iso=False")
     if backend == "fast" or (backend == "auto" and fast_ok):
-        return FastCFR(engine, config)
+        return DenseCFR(engine, config)
     return CFRSolver(engine, config, keying)
 
 
@@ -94,7 +94,7 @@ def solve(
     if check_every < 1:
         raise PasurInputError("--check-every must be at least 1")
     solver = make_solver(engine, config, keying, backend)
-    kind = "fast" if isinstance(solver, FastCFR) else "engine"
+    kind = "fast" if isinstance(solver, DenseCFR) else "engine"
     trace: list[TracePoint] = []
     spent = 0.0
     done = 0

@@ -11,6 +11,11 @@ positive. Per method, after adding iteration ``t``'s regrets ``r`` to the cumula
 * ``dcfr``: ``R = R + r``, then positive entries times ``t^a / (t^a + 1)``, negative ones times
   ``t^b / (t^b + 1)``; weights ``t^g`` (``a, b, g = 1.5, 0, 2``).
 
+The rules themselves (regret matching, the discounts, the averaging weights) are
+:mod:`pasur.common.regret`'s, shared with the dense small-game CFR (:mod:`pasur.poker.dense_cfr`),
+Embedding CFR and Pasur's CFR; this module fixes when they apply. Every poker solver satisfies
+:class:`Solver` (``iterate``, ``average_policy``, ``iteration``).
+
 Regret matching is discontinuous where no regret is positive, so rounding noise (a regret of
 1e-17 where exact arithmetic gives 0) would change the next strategy. Regrets are formed per
 (row, key) from the summed action values ``Q_a`` after each pass, and an instantaneous regret
@@ -28,25 +33,42 @@ board stands for its orbit (``mult``), so bucket sums equal sums over the real g
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import torch
 
+from pasur.common import regret as kernel
 from pasur.common.errors import PasurInputError
-from pasur.poker.policy import Keying, TabularPolicy, normalize
+from pasur.common.regret import DCFR_DEFAULTS, METHODS
+from pasur.poker.policy import Keying, TabularPolicy
 from pasur.poker.tree import N_ACTIONS
 
-METHODS = ("cfr", "cfr+", "lcfr", "dcfr")
 #: instantaneous regrets smaller than this share of the values they compare count as 0
 SNAP = 1e-12
+
+
+@runtime_checkable
+class Solver(Protocol):
+    """What every poker solver offers (:class:`CFRSolver`, :class:`pasur.poker.dense_cfr.DenseCFR`,
+    :class:`pasur.poker.embedding.solver.EmbeddingCFR`, :class:`pasur.poker.fictitious.FictitiousPlay`):
+    ``iterate(n)`` runs ``n`` more iterations, ``iteration`` counts those done, and
+    ``average_policy()`` is the strategy the run outputs (a policy :mod:`pasur.poker.measures`
+    can evaluate)."""
+
+    iteration: int
+
+    def iterate(self, n: int = 1) -> None: ...
+
+    def average_policy(self): ...
 
 
 @dataclass
 class CFRConfig:
     method: str = "cfr+"
     updates: str = "alternating"  # or "simultaneous"
-    alpha: float = 1.5
-    beta: float = 0.0
-    gamma: float = 2.0
+    alpha: float = DCFR_DEFAULTS[0]
+    beta: float = DCFR_DEFAULTS[1]
+    gamma: float = DCFR_DEFAULTS[2]
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -80,12 +102,7 @@ class CFRSolver:
     # ------------------------------------------------------------ accumulation (engine hook)
 
     def _weight(self) -> float:
-        m, t = self.config.method, self.iteration
-        if m == "cfr":
-            return 1.0
-        if m == "dcfr":
-            return float(t) ** self.config.gamma
-        return float(t)
+        return kernel.average_weight(self.config.method, self.iteration, self.config.gamma)
 
     def _add(self, buf: torch.Tensor, r: int, rows: torch.Tensor, b0: int, b1: int, src: torch.Tensor) -> None:
         """``buf[rows, key(b, h)] += src[:, b, h]`` over boards ``b0:b1`` (``buf``: ``[rows, K]``;
@@ -136,29 +153,19 @@ class CFRSolver:
     # ------------------------------------------------------------ updates
 
     def _update_regrets(self, players: tuple[int, ...]) -> None:
+        """The method's discount of iteration ``t`` on the updated players' rows (after adding
+        their regrets: OpenSpiel's order)."""
         c, t = self.config, self.iteration
         for r, reg in enumerate(self.regret):
             mine = torch.zeros_like(self.row_player[r], dtype=torch.bool)
             for p in players:
                 mine |= self.row_player[r] == p
-            mask = mine[:, None, None]
-            if c.method == "cfr+":
-                new = reg.clamp(min=0)
-            elif c.method == "lcfr":
-                new = reg * (t / (t + 1))
-            elif c.method == "dcfr":
-                pos = t**c.alpha / (t**c.alpha + 1)
-                neg = t**c.beta / (t**c.beta + 1)
-                new = torch.where(reg >= 0, reg * pos, reg * neg)
-            else:
-                continue
-            reg.copy_(torch.where(mask, new, reg))
+            kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mine[:, None, None])
 
     def _update_current(self) -> None:
-        tables = []
-        for reg, legal in zip(self.regret, self.legal, strict=True):
-            tables.append(reg.clamp(min=0) * legal[:, :, None])
-        self.current.tables = normalize(tables, self.legal)
+        self.current.tables = [
+            kernel.regret_matching(reg, legal[:, :, None]) for reg, legal in zip(self.regret, self.legal, strict=True)
+        ]
 
     def _pass(self, players: tuple[int, ...]) -> None:
         self._start_pass()
@@ -179,4 +186,5 @@ class CFRSolver:
 
     def average_policy(self) -> TabularPolicy:
         """The average strategy (uniform where a row was never reached)."""
-        return TabularPolicy(self.engine, self.keying, normalize(self.strategy_sum, self.legal))
+        tables = [kernel.normalize(s, lg[:, :, None]) for s, lg in zip(self.strategy_sum, self.legal, strict=True)]
+        return TabularPolicy(self.engine, self.keying, tables)

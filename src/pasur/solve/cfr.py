@@ -14,18 +14,20 @@ Variants (``method``):
 
 * ``cfr``: vanilla CFR, regret matching, uniform averaging.
 * ``cfr+``: regrets floored at zero after each update, linear averaging (weight ``t``).
+* ``lcfr``: Linear CFR: after iteration ``t`` adds its regrets, they are multiplied by
+  ``t / (t + 1)`` (iteration ``t`` weighs ``t``); linear averaging.
 * ``dcfr``: Discounted CFR, the paper's equations (6)-(8): before iteration ``t`` adds its
   regrets, positive accumulated regrets are multiplied by ``(t-1)^α / ((t-1)^α + 1)`` and the
   others by ``(t-1)^β / ((t-1)^β + 1)``; the average strategy by ``((t-1)/t)^γ`` (kept as
   weights ``t^γ``: the same average once normalized, one pass less per iteration).
   Defaults α = 1.5, β = 0, γ = 2.
-* ``es-mccfr``: external-sampling Monte Carlo CFR (CodeSnippet 9's scheme): the traverser
-  explores all its actions, the opponent's are sampled from the current strategy (one per
-  node, Gumbel-max over the node's edges); regrets without discounting; the opponent's average
-  strategy is updated where it was sampled. An iteration walks only the sampled part of the
-  round (index lists of the visited nodes, layer by layer). Seeded; converges in expectation.
-  On these trees it does not beat the full-width methods (docs/benchmarks.md); it is kept as
-  the paper's method.
+* ``es-mccfr``: external-sampling Monte Carlo CFR (CodeSnippet 9's scheme), the subclass
+  :class:`pasur.solve.sampling.SampledRoundCFR`; :func:`pasur.solve.rounds.round_solver` picks
+  the class from the method.
+
+The update rules themselves (discounting, averaging weights, regret matching) are those of
+:mod:`pasur.common.regret`, shared with the poker solvers; this module applies them to a round's
+edge lists in preallocated buffers.
 
 ``updates="alternating"`` (default) updates Alex, then Bob against Alex's new strategy, in
 every iteration; ``"simultaneous"`` updates both from the same strategy profile, as the
@@ -46,16 +48,18 @@ from dataclasses import dataclass, field
 import torch
 
 from pasur.common.errors import PasurInputError
+from pasur.common.regret import DCFR_DEFAULTS, average_weight, discount_, normalize_segments
+from pasur.common.regret import METHODS as FULL_WIDTH
 from pasur.game.state import ALEX, TURNS_PER_ROUND
-from pasur.solve.tree import RoundTree
+from pasur.solve.gametree import RoundTree
+from pasur.solve.ops import gather, scatter
 
-METHODS = ("cfr", "cfr+", "dcfr", "es-mccfr")
+#: :class:`RoundCFR` itself runs every full-width method of the shared rules (``FULL_WIDTH``);
+#: the others are its subclasses'
+METHODS = (*FULL_WIDTH, "es-mccfr")
 #: iterations per round beyond any real use (a full deck needs a few hundred): a larger
 #: number is a typo, refused before any work
 MAX_ITERATIONS = 10_000_000
-#: regret matching floor: actions without positive regret get FLOOR / total, so a node whose
-#: regrets are all non-positive plays uniformly (as the paper's TOL, but negligible: 1e-30)
-FLOOR = 1e-30
 UPDATES = ("alternating", "simultaneous")
 
 
@@ -67,9 +71,9 @@ class CFRParams:
     iterations: int | None = 1000
     target_exploitability: float | None = None
     check_every: int = 10
-    alpha: float = 1.5
-    beta: float = 0.0
-    gamma: float = 2.0
+    alpha: float = DCFR_DEFAULTS[0]
+    beta: float = DCFR_DEFAULTS[1]
+    gamma: float = DCFR_DEFAULTS[2]
     updates: str = "alternating"
     seed: int = 0
     max_iterations: int = 100_000
@@ -146,19 +150,19 @@ class RoundTrace:
     nodes: int = 0
 
 
-def _scatter(src: torch.Tensor, index: torch.Tensor, n: int) -> torch.Tensor:
-    return torch.zeros(n, dtype=src.dtype, device=src.device).index_add_(0, index, src)
-
-
-def _gather(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """``x[index]`` for 1-D tensors; ``index_select`` is the lean kernel for it."""
-    return torch.index_select(x, 0, index)
-
-
 class RoundCFR:
-    """CFR on one round, with fixed values at its terminal nodes."""
+    """CFR on one round, with fixed values at its terminal nodes: the full-width methods
+    (:data:`FULL_WIDTH`); subclasses override :meth:`iterate` for others (:attr:`methods`)."""
+
+    #: the ``params.method`` values this class runs
+    methods: tuple[str, ...] = FULL_WIDTH
 
     def __init__(self, rt: RoundTree, terminal: torch.Tensor, params: CFRParams, device: torch.device) -> None:
+        if params.method not in self.methods:
+            raise ValueError(
+                f"{type(self).__name__} runs {', '.join(self.methods)}, not {params.method!r} "
+                "(pasur.solve.rounds.round_solver picks the class from the method)"
+            )
         self.rt, self.params, self.device = rt, params, device
         self.dtype = torch.float32
         self.terminal = terminal.to(device=device, dtype=self.dtype)
@@ -205,13 +209,7 @@ class RoundCFR:
         self._avg_scale = [1.0] * len(self.layers)
         self.it = 0
         self._stale = {ALEX, 1 - ALEX}  # players whose reach must be recomputed
-        self.gen = torch.Generator(device=device).manual_seed(params.seed * 1_000_003 + rt.round)
-        self._csr_cache: list | None = None
         self._focus = None  # (the whole round's layers and state, selected edges per layer) while focused
-        #: external sampling, the last pass: (edges read, edges walked), and per layer the visited
-        #: nodes and the edges walked from them
-        self.touched = (0, 0)
-        self.walk: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     @property
     def n_edges(self) -> int:
@@ -234,15 +232,15 @@ class RoundCFR:
             keep = torch.nonzero(node).squeeze(1)
             remap = torch.full((L.n_parent,), -1, dtype=torch.int64, device=dev)
             remap[keep] = torch.arange(keep.shape[0], device=dev)
-            sel = torch.nonzero(_gather(node, L.parent)).squeeze(1)
-            child = _gather(L.child, sel)
+            sel = torch.nonzero(gather(node, L.parent)).squeeze(1)
+            child = gather(L.child, sel)
             node = torch.zeros(L.n_child, dtype=torch.bool, device=dev)
             node[child] = True
             child_keep = torch.nonzero(node).squeeze(1)
             child_remap = torch.full((L.n_child,), -1, dtype=torch.int64, device=dev)
             child_remap[child_keep] = torch.arange(child_keep.shape[0], device=dev)
-            parent = _gather(remap, _gather(L.parent, sel))
-            child = _gather(child_remap, child)
+            parent = gather(remap, gather(L.parent, sel))
+            child = gather(child_remap, child)
             e = sel.shape[0]
             buffers = [torch.empty(e, dtype=self.dtype, device=dev) for _ in range(3)]
             n_parent, n_child = int(keep.shape[0]), int(child_keep.shape[0])
@@ -252,11 +250,11 @@ class RoundCFR:
                     L.mover,
                     parent,
                     child,
-                    _gather(L.reward, sel),
+                    gather(L.reward, sel),
                     n_parent,
                     n_child,
                     L.tree_like,
-                    _gather(L.uniform, sel),
+                    gather(L.uniform, sel),
                     parent.to(torch.int32),
                     child.to(torch.int32),
                     *buffers,
@@ -269,14 +267,14 @@ class RoundCFR:
             full_sels, terminal_ids = sels, child_keep
         else:
             full, old_sels, old_terminal_ids, _ = self._focus
-            full_sels = [_gather(o, n) for o, n in zip(old_sels, sels, strict=True)]
-            terminal_ids = _gather(old_terminal_ids, child_keep)
+            full_sels = [gather(o, n) for o, n in zip(old_sels, sels, strict=True)]
+            terminal_ids = gather(old_terminal_ids, child_keep)
         self._focus = (full, full_sels, terminal_ids, root_ids)
-        self.terminal = _gather(self.terminal, child_keep)
+        self.terminal = gather(self.terminal, child_keep)
         self.layers = layers
-        self.regret = [_gather(x, sel) for x, sel in zip(self.regret, sels, strict=True)]
-        self.avg = [_gather(x, sel) for x, sel in zip(self.avg, sels, strict=True)]
-        self.sigma = [_gather(x, sel) for x, sel in zip(self.sigma, sels, strict=True)]
+        self.regret = [gather(x, sel) for x, sel in zip(self.regret, sels, strict=True)]
+        self.avg = [gather(x, sel) for x, sel in zip(self.avg, sels, strict=True)]
+        self.sigma = [gather(x, sel) for x, sel in zip(self.sigma, sels, strict=True)]
         self.n_roots = int(root_ids.shape[0])
         self._reset_buffers()
 
@@ -333,11 +331,10 @@ class RoundCFR:
             for L in self.layers
         ]
         self._stale = {ALEX, 1 - ALEX}
-        self._csr_cache = None
 
     # -- passes -----------------------------------------------------------------------------
     def _to_child(self, L: _Layer, per_edge: torch.Tensor) -> torch.Tensor:
-        return per_edge if L.tree_like else _scatter(per_edge, L.child, L.n_child)
+        return per_edge if L.tree_like else scatter(per_edge, L.child, L.n_child)
 
     def _backward(
         self, rule: Callable[[_Layer, int, torch.Tensor], torch.Tensor], on_layer=None, terminal=None
@@ -348,7 +345,7 @@ class RoundCFR:
         v = self.terminal if terminal is None else terminal
         for i in reversed(range(len(self.layers))):
             L = self.layers[i]
-            q = L.reward + (v if L.tree_like else _gather(v, L.child))
+            q = L.reward + (v if L.tree_like else gather(v, L.child))
             v_parent = rule(L, i, q)
             if on_layer is not None:
                 on_layer(i, q, v_parent)
@@ -356,7 +353,7 @@ class RoundCFR:
         return v
 
     def _expect(self, sigma):
-        return lambda L, i, q: _scatter(sigma[i] * q, L.parent, L.n_parent)
+        return lambda L, i, q: scatter(sigma[i] * q, L.parent, L.n_parent)
 
     def values(self, sigma) -> torch.Tensor:
         """Root values when both players follow ``sigma``."""
@@ -384,8 +381,7 @@ class RoundCFR:
     # -- strategies -------------------------------------------------------------------------
     def _normalize(self, L: _Layer, w: torch.Tensor) -> torch.Tensor:
         """``w`` normalized per parent (a new tensor); uniform where ``w`` is all zero."""
-        w = torch.clamp_min(w, FLOOR)
-        return w / _gather(_scatter(w, L.parent, L.n_parent), L.parent)
+        return normalize_segments(w, L.parent, L.n_parent, gather_index=L.parent32)
 
     def average_strategy(self) -> list[torch.Tensor]:
         return [self._normalize(L, a) for L, a in zip(self.layers, self.avg, strict=True)]
@@ -393,12 +389,6 @@ class RoundCFR:
     # -- one iteration ----------------------------------------------------------------------
     def iterate(self) -> None:
         self.it += 1
-        if self.params.method == "es-mccfr":
-            from pasur.solve.sampling import es_pass
-
-            for p in (ALEX, 1 - ALEX):
-                es_pass(self, p)
-            return
         players = [(ALEX,), (1 - ALEX,)] if self.params.updates == "alternating" else [(ALEX, 1 - ALEX)]
         for group in players:
             self._cfr_pass(group)
@@ -456,31 +446,25 @@ class RoundCFR:
             torch.index_select(opp, 0, L.parent32, out=w)
             r.mul_(w)  # x the opponent's reach
             torch.index_select(own, 0, L.parent32, out=w)  # own reach (x current strategy: the average's weight)
-            R, S = self.regret[i], self.avg[i]
-            if p.method == "cfr":
+            R = self.regret[i]
+            # the average strategy: weight 1 (CFR), t (CFR+) or t^gamma (DCFR, whose discount
+            # ((t-1)/t)^gamma of the sum every iteration is the same up to a common factor that
+            # normalizing removes)
+            self.avg[i].addcmul_(w, self.sigma[i], value=self._avg_weight(i, t))
+            if p.method == "dcfr":  # equations (6)-(8): discount with t - 1, then add
+                if t > 1:  # L.q is free again: the scratch buffer
+                    discount_(R, "dcfr", t - 1, alpha=p.alpha, beta=p.beta, scratch=L.q)
                 R.add_(r)
-                S.addcmul_(w, self.sigma[i])
-            elif p.method == "cfr+":
-                R.add_(r).clamp_min_(0.0)
-                S.addcmul_(w, self.sigma[i], value=float(t))
-            else:  # dcfr, equations (6)-(8)
-                if t > 1:
-                    pos = (t - 1) ** p.alpha / ((t - 1) ** p.alpha + 1)
-                    neg = (t - 1) ** p.beta / ((t - 1) ** p.beta + 1)
-                    # R * pos where R > 0, R * neg elsewhere: R*neg + max(R, 0)*(pos - neg)
-                    torch.clamp_min(R, 0.0, out=L.q)
-                    R.mul_(neg).add_(L.q, alpha=pos - neg)
-                # the average's discount ((t-1)/t)^gamma every iteration is the same, up to a
-                # common factor that normalizing removes, as weight t^gamma (kept below 1e20)
-                S.addcmul_(w, self.sigma[i], value=self._avg_weight(i, t))
-                R.add_(r)
+            else:  # CFR: add; CFR+: add, then floor at 0; Linear CFR: add, then times t / (t + 1)
+                discount_(R.add_(r), p.method, t)
             self._match(L, R, self.sigma[i])
             self._stale.add(L.mover)
 
     def _avg_weight(self, i: int, t: int) -> float:
-        """DCFR: the weight of iteration ``t`` in layer ``i``'s average, ``t^gamma`` times a scale
-        that shrinks (with the sums so far) whenever the weight would pass 1e20."""
-        w = float(t) ** self.params.gamma * self._avg_scale[i]
+        """The weight of iteration ``t`` in layer ``i``'s average (:func:`average_weight`) times a
+        scale that shrinks (with the sums so far) whenever the weight would pass 1e20 (DCFR's
+        ``t^gamma``)."""
+        w = average_weight(self.params.method, t, self.params.gamma) * self._avg_scale[i]
         if w > 1e20:
             self.avg[i].mul_(1e-20)
             self._avg_scale[i] *= 1e-20
@@ -490,8 +474,7 @@ class RoundCFR:
     @staticmethod
     def _match(L: _Layer, weights: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
         """Regret matching in place: ``out`` = positive part of ``weights``, normalized per parent;
-        uniform where none is positive (a tiny floor makes those all equal)."""
-        torch.clamp_min(weights, FLOOR, out=out)
-        L.vpar.zero_().scatter_add_(0, L.parent, out)
-        torch.index_select(L.vpar, 0, L.parent32, out=L.tmp)
-        return out.div_(L.tmp)
+        uniform where none is positive (:func:`normalize_segments`, in the layer's buffers)."""
+        return normalize_segments(
+            weights, L.parent, L.n_parent, out=out, totals=L.vpar, spread=L.tmp, gather_index=L.parent32
+        )

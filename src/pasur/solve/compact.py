@@ -23,7 +23,8 @@ from pasur.game.cards import CLUB_MASK, CLUBS_FOR_BONUS
 from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND
 from pasur.solve.actions import card_points_of, unique_row_actions
 from pasur.solve.card_codes import initial_cmp, update_cmp
-from pasur.solve.ops import first_occurrence, inverse_unique, popcount
+from pasur.solve.gametree import GameTree, GTLayer, RoundTree, final_value
+from pasur.solve.ops import first_occurrence, gather, inverse_unique, popcount
 
 #: bit of the hands' local encoding in a card state's key (above the 52 card bits)
 LOCAL_SHIFT = 52
@@ -167,13 +168,13 @@ def expand_layer(builder, r: int, t: int, deals, cards: CardStates, nodes: Nodes
     )
 
     # edges: every node of a card state has that card state's pairs, in order
-    deg = _gather(brf_c, nodes.cs)
+    deg = gather(brf_c, nodes.cs)
     n_edges = int(deg.sum())
     builder.guard.check(r, t + 1, n_edges, n_edges, "compact", len(cmp_info[0]) if cmp_info else 0, builder.history)
     parent = torch.arange(nodes.n, dtype=torch.int32, device=dev).repeat_interleave(deg, output_size=n_edges)
     base = torch.cumsum(brf_c, 0) - brf_c  # first pair of each card state
-    node_base = (_gather(base, nodes.cs) - (torch.cumsum(deg, 0) - deg)).to(torch.int32)
-    pair = torch.arange(n_edges, dtype=torch.int32, device=dev).add_(_gather(node_base, parent))
+    node_base = (gather(base, nodes.cs) - (torch.cumsum(deg, 0) - deg)).to(torch.int32)
+    pair = torch.arange(n_edges, dtype=torch.int32, device=dev).add_(gather(node_base, parent))
 
     # child scores: a small table over (parent score present, clubs taken and capture)
     pscores, prank = _small_unique(nodes.score, 256)
@@ -183,8 +184,8 @@ def expand_layer(builder, r: int, t: int, deals, cards: CardStates, nodes: Nodes
     cvals, crank = torch.unique(table.flatten(), return_inverse=True)
     n_s = int(cvals.shape[0])
     # child key = child card state x scores + child score rank, as (per pair) + (per node) + table
-    child_key = _gather(kind_id.to(torch.int32), pair).add_(_gather((prank * kinds.shape[0]).to(torch.int32), parent))
-    child_key = _gather(crank.to(torch.int32), child_key).add_(_gather((pair_child * n_s).to(torch.int32), pair))
+    child_key = gather(kind_id.to(torch.int32), pair).add_(gather((prank * kinds.shape[0]).to(torch.int32), parent))
+    child_key = gather(crank.to(torch.int32), child_key).add_(gather((pair_child * n_s).to(torch.int32), pair))
     # nodes: the keys present, in order (a mark per key, no sort of the edges)
     mark = torch.zeros(new_cards.n * n_s, dtype=torch.bool, device=dev)
     mark.index_put_((child_key,), torch.ones((), dtype=torch.bool, device=dev))
@@ -192,7 +193,7 @@ def expand_layer(builder, r: int, t: int, deals, cards: CardStates, nodes: Nodes
     del mark
     ids = torch.empty(new_cards.n * n_s, dtype=torch.int32, device=dev)
     ids.index_put_((slots,), torch.arange(slots.shape[0], dtype=torch.int32, device=dev))
-    child = _gather(ids, child_key)
+    child = gather(ids, child_key)
     del ids, child_key
     new_nodes = Nodes(slots // n_s, cvals[slots % n_s])
     if cmp_info is not None:  # t_cmp of each new node: that of its first edge's history
@@ -211,21 +212,14 @@ def _small_unique(x: torch.Tensor, bound: int) -> tuple[torch.Tensor, torch.Tens
     """``torch.unique(x, return_inverse=True)`` for values below a small ``bound``, without sorting."""
     present = torch.bincount(x, minlength=bound) > 0
     rank = torch.cumsum(present, 0) - 1
-    return torch.nonzero(present).squeeze(1), _gather(rank, x)
-
-
-def _gather(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """``x[index]`` for 1-D tensors: ``index_select`` is the lean kernel for it."""
-    return torch.index_select(x, 0, index)
+    return torch.nonzero(present).squeeze(1), gather(rank, x)
 
 
 def final_values(cards: CardStates, nodes: Nodes) -> torch.Tensor:
     """Future value of round 5's terminal nodes: the sweep to the last capturer and the clubs bonus."""
-    from pasur.solve.tree import _final_value
-
     pool = cards.pool[nodes.cs]
     ca, cb, last = unpack_score(nodes.score)
-    return _final_value(ca, cb, last, popcount(pool & CLUB_MASK), card_points_of(pool))
+    return final_value(ca, cb, last, popcount(pool & CLUB_MASK), card_points_of(pool))
 
 
 # -- rounds ------------------------------------------------------------------------------------
@@ -234,8 +228,6 @@ def final_values(cards: CardStates, nodes: Nodes) -> torch.Tensor:
 def build_compact(builder, starts, deals, frontier, t0: float):
     """The compact tree (or forest) of ``starts``, whose first layer is ``frontier`` (the starts'
     hands, pool, normalized clubs and last capturer, one node each: roots are never merged)."""
-    from pasur.solve.tree import GameTree
-
     first = starts[0]
     cards, cs = card_states(frontier.hands, frontier.pool, frontier.world, deals.local_pos_fn(first.round))
     nodes = Nodes(cs, pack_score(frontier.clubs[0], frontier.clubs[1], frontier.last))
@@ -255,8 +247,6 @@ def build_compact(builder, starts, deals, frontier, t0: float):
 
 def _round(builder, r: int, start_turn: int, deals, cards: CardStates, nodes: Nodes):
     """One compact round from its roots: layers of edges, then the link or the terminal values."""
-    from pasur.solve.tree import GTLayer, RoundTree
-
     t_start = time.perf_counter()
     dev = builder.device
     inp_mask = 0

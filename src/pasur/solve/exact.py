@@ -20,7 +20,7 @@ import torch
 
 from pasur.game.rules import Action
 from pasur.game.state import ALEX, TURNS_PER_ROUND
-from pasur.solve.tree import GameTree, RoundTree
+from pasur.solve.gametree import GameTree, RoundTree
 
 Strategy = dict[tuple[int, int], torch.Tensor]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from pasur.game.cards import N_ROUNDS, Deck
-from pasur.solve.tree import GameTree
+from pasur.solve.gametree import GameTree
 
 N_FEATURES = 58
 CAPTURED_EARLIER = -127

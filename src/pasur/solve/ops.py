@@ -56,6 +56,26 @@ def inverse_unique(t_cnt: torch.Tensor, t_inx: torch.Tensor) -> torch.Tensor:
     return t_bgn.repeat_interleave(t_len, output_size=total) + t_ofs
 
 
+def gather(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``x[index]`` for 1-D tensors; ``index_select`` is the lean kernel for it (int32 or int64
+    indices).
+
+    >>> gather(torch.tensor([5.0, 6.0, 7.0]), torch.tensor([2, 0, 2])).tolist()
+    [7.0, 5.0, 7.0]
+    """
+    return torch.index_select(x, 0, index)
+
+
+def scatter(src: torch.Tensor, index: torch.Tensor, n: int) -> torch.Tensor:
+    """The sums of ``src`` per ``index`` (int64), as a new tensor of length ``n``: the adjoint of
+    :func:`gather`.
+
+    >>> scatter(torch.tensor([1.0, 2.0, 4.0]), torch.tensor([2, 0, 2]), 3).tolist()
+    [2.0, 0.0, 5.0]
+    """
+    return torch.zeros(n, dtype=src.dtype, device=src.device).index_add_(0, index, src)
+
+
 def popcount(x: torch.Tensor) -> torch.Tensor:
     """Number of set bits of non-negative ``int64`` values (at most 63 bits), as ``int64``."""
     lut = _POPCOUNT16.to(x.device)

@@ -1,6 +1,7 @@
 """Round-by-round CFR over a whole tree (paper section 2.10): rounds 5 -> start, each solved by
-:class:`pasur.solve.cfr.RoundCFR` with the next round's values at its end, and stopped by a
-whole-game exploitability target (see :func:`solve_cfr`)."""
+a :class:`pasur.solve.cfr.RoundCFR` (:func:`round_solver`: the full-width methods, or
+:class:`pasur.solve.sampling.SampledRoundCFR` for ES-MCCFR) with the next round's values at its
+end, and stopped by a whole-game exploitability target (see :func:`solve_cfr`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,13 @@ from dataclasses import dataclass, field
 import torch
 
 from pasur.game.state import ALEX
-from pasur.solve.cfr import CFRParams, RoundCFR, RoundTrace, _gather
-from pasur.solve.tree import GameTree
+from pasur.solve.cfr import CFRParams, RoundCFR, RoundTrace
+from pasur.solve.gametree import GameTree, RoundTree
+from pasur.solve.ops import gather
+from pasur.solve.sampling import SampledRoundCFR
+
+#: the solver class of each method that is not full width (those are :class:`RoundCFR`'s)
+SOLVERS: dict[str, type[RoundCFR]] = {m: SampledRoundCFR for m in SampledRoundCFR.methods}
 
 
 @dataclass
@@ -55,6 +61,12 @@ class CFRResult:
 
 
 MSE_SAMPLE = 1_000_000
+
+
+def round_solver(rt: RoundTree, terminal: torch.Tensor, params: CFRParams, device: torch.device) -> RoundCFR:
+    """The solver of one round for ``params.method``: :class:`RoundCFR` (full width) or
+    :class:`SampledRoundCFR` (``es-mccfr``), with ``terminal`` the values at the round's end."""
+    return SOLVERS.get(params.method, RoundCFR)(rt, terminal, params, device)
 
 
 def target_shares(tree: GameTree) -> dict[int, float]:
@@ -104,7 +116,7 @@ def solve_cfr(
         else:
             link = rt.link.long().to(dev)
             ends = tuple(x[link] for x in suffix)
-        solver = RoundCFR(rt, ends[0], params, dev)
+        solver = round_solver(rt, ends[0], params, dev)
         ta, tb = (x.to(device=dev, dtype=solver.dtype) for x in ends[1:])
         budget += shares[rt.round]
         first = rt is tree.rounds[0]
@@ -179,7 +191,7 @@ class _RoundMeasures:
                 self.suffix = tuple(x.clone() for x in _suffix(solver, avg, self.ta, self.tb, br))
             return
         ids, term = solver.root_ids, solver.terminal_ids
-        sfx = _suffix(solver, avg, _gather(self.ta, term), _gather(self.tb, term), br)
+        sfx = _suffix(solver, avg, gather(self.ta, term), gather(self.tb, term), br)
         for full, part in zip((*self.own, *self.suffix), (*br, *sfx), strict=True):
             full.index_copy_(0, ids, part)
         for full, part, sel in zip(self.avg, avg, solver.edge_ids, strict=True):

@@ -26,9 +26,9 @@ from pasur.common.outputs import atomic_path, save_png, write_text_atomic
 from pasur.game.cards import format_card
 from pasur.game.state import TURNS_PER_ROUND
 from pasur.solve.exact import Strategy
+from pasur.solve.gametree import GameTree
 from pasur.solve.infoset import infoset_tensor
 from pasur.solve.rounds import CFRResult
-from pasur.solve.tree import GameTree
 
 CARD_COLUMNS = [f"card_{format_card(c)}" for c in range(52)]
 FEATURE_COLUMNS = [*CARD_COLUMNS, "alex_clubs", "bob_clubs", "last_capturer", "round", "turn", "player"]

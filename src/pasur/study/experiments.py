@@ -9,7 +9,13 @@ and CSV + Markdown tables into one folder:
 * Table 16: fair value against the Jacks and clubs Alex is dealt, with the decision-stump split
   on clubs per number of Jacks, beside the same table from the decks' exact values.
 
-Each function returns a dict of headline numbers (also written as ``summary.json``).
+Each function returns a dict of headline numbers (also written as ``summary.json``). Each is
+registered in :data:`REGISTRY` (a :class:`pasur.common.registry.Registry`) through a small runner
+that takes a :class:`StudyRun`, declaring what it takes: whether it solves by CFR (and so takes
+the CFR options and ``tree``, and runs on a :class:`DeckJob`), whether it plays games (``games``,
+``fit``, ``model_params``), how many decks, and options of its own (figure12's
+``paper_memory_limit``). ``pasur experiment NAME`` looks the experiment up, refuses any other
+option before a folder is made, and runs it.
 """
 
 from __future__ import annotations
@@ -18,40 +24,92 @@ import csv
 import io
 import json
 import math
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import prepare_resumable_dir, save_png, write_text_atomic
+from pasur.common.registry import Experiment, Registry
 from pasur.game.cards import NamedDeck
 from pasur.study.pipeline import DeckJob
 
-#: every experiment and the entries it writes into its folder (registered up front, so that a
-#: rerun resumes in a folder holding only these, and a folder holding anything else is refused)
-OUTPUTS = {
-    "figure12": ["sweep-compact", "sweep-paper", "figure12.csv", "figure12.md", "figure12.png", "summary.json"],
-    "figure14": ["sweep", "figure14.csv", "figure14.md", "figure14.png", "summary.json"],
-    "figure15": ["sweep", "figure15.csv", "figure15.png", "summary.json"],
-    "figure16": ["solve", "table15.csv", "table15.md", "figure16.png", "summary.json"],
-    "table16": [
-        "sweep",
-        "table16-decks.csv",
-        "table16-fair-value.csv",
-        "table16-exact-win.csv",
-        "table16-exact-value.csv",
-        "table16.md",
-        "table16-fair-vs-exact.png",
-        "summary.json",
-    ],
-}
-EXPERIMENTS = tuple(OUTPUTS)
+#: the CFR options and the tree mode: taken by the experiments that solve by CFR
+CFR_OPTIONS: tuple[str, ...] = (
+    "method",
+    "iterations",
+    "target_exploitability",
+    "check_every",
+    "alpha",
+    "beta",
+    "gamma",
+    "updates",
+    "sample_seed",
+    "max_iterations",
+    "tree",
+)
+#: the options of self-play: taken by the experiments that play games
+PLAY_OPTIONS: tuple[str, ...] = ("games", "fit", "model_params")
+#: figure12's default limit on a paper tree (GiB)
+PAPER_MEMORY_LIMIT_GIB = 4.0
+
+
+@dataclass(frozen=True)
+class StudyExperiment(Experiment):
+    """A Pasur experiment and what it takes: ``cfr``, it solves by CFR (takes the CFR options and
+    ``tree``; runs on a job whose method is a CFR one); ``plays``, it plays games (takes
+    ``games``, ``fit``, ``model_params``); ``decks``, how many decks it takes (None: any)."""
+
+    cfr: bool = False
+    plays: bool = False
+    decks: int | None = None
+
+    def __post_init__(self) -> None:
+        implied = (CFR_OPTIONS if self.cfr else ()) + (PLAY_OPTIONS if self.plays else ())
+        object.__setattr__(self, "options", {**dict.fromkeys(implied), **self.options})
+
+    def check_decks(self, decks: list[NamedDeck]) -> None:
+        """Refuse another number of decks than the experiment takes."""
+        if self.decks is None or len(decks) == self.decks:
+            return
+        if self.decks == 1:
+            raise PasurInputError(f"{self.name} takes one deck: --seed S, --deck, or --deck-file F --deck-id ID")
+        raise PasurInputError(f"{self.name} takes {self.decks} decks; {len(decks)} were given")
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """What the user asked for: the decks, the experiment's folder, the per-deck job (None for an
+    experiment that does not solve by CFR), the sweep's options (:func:`pasur.study.sweep.run_sweep`'s
+    keywords: engine, workers, address, memory_limit, progress, retry_failed) and the values of
+    the experiment's own options (given or defaults)."""
+
+    decks: list[NamedDeck]
+    out: Path
+    job: DeckJob | None = None
+    sweep: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)
+
+
+#: the paper's experiments, by name
+REGISTRY = Registry(__name__, record=StudyExperiment)
+experiment = REGISTRY.experiment
+names = REGISTRY.names
+get = REGISTRY.get
 
 
 def _folder(out: Path, name: str) -> Path:
-    """The experiment's folder: created, or reopened to resume; another's files are refused."""
-    return prepare_resumable_dir(out, OUTPUTS[name])
+    """The experiment's folder: created, or reopened to resume, holding only the entries it
+    declares (another's files are refused)."""
+    return prepare_resumable_dir(out, list(REGISTRY.get(name).outputs))
+
+
+def _paper_memory_limit(gib: float) -> int:
+    """figure12's ``paper_memory_limit`` (GiB), checked, in bytes."""
+    if not (isinstance(gib, int | float) and 0 < gib <= 1e6 and math.isfinite(gib)):
+        raise PasurInputError(f"--paper-memory-limit must be a positive number of GiB, got {gib}")
+    return int(gib * 2**30)
 
 
 def _plt():
@@ -173,6 +231,18 @@ def figure12(decks: list[NamedDeck], out: Path, sweep_opts: dict, paper_memory_l
     return _finish(out, summary)
 
 
+@experiment(
+    "figure12",
+    "Figure 12: tree sizes per deck, compact and paper trees (exact solves, no CFR).",
+    tables=("figure12.md",),
+    outputs=("sweep-compact", "sweep-paper", "figure12.csv", "figure12.md", "figure12.png", "summary.json"),
+    options={"paper_memory_limit": _paper_memory_limit},
+)
+def _run_figure12(run: StudyRun) -> dict:
+    limit = run.options.get("paper_memory_limit", PAPER_MEMORY_LIMIT_GIB)
+    return figure12(run.decks, run.out, run.sweep, _paper_memory_limit(limit))
+
+
 # -- Figure 14 --------------------------------------------------------------------------------
 FIG14_MATCHUPS = ("vs", "vs-random", "random-vs")
 
@@ -225,6 +295,18 @@ def figure14(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
             md.append(f"| {n} | {len(recs)} | {s['mean_win_rate']:.3f} | {s['mean_points']:+.2f} |")
     write_text_atomic(out / "figure14.md", "\n".join(md) + "\n")
     return _finish(out, summary)
+
+
+@experiment(
+    "figure14",
+    "Figure 14: win rates and points of the equilibrium agent against itself and random, per deck.",
+    tables=("figure14.md",),
+    outputs=("sweep", "figure14.csv", "figure14.md", "figure14.png", "summary.json"),
+    cfr=True,
+    plays=True,
+)
+def _run_figure14(run: StudyRun) -> dict:
+    return figure14(run.decks, run.out, run.job, run.sweep)
 
 
 # -- Figure 15 --------------------------------------------------------------------------------
@@ -292,6 +374,16 @@ def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
     return _finish(out, {"experiment": "figure15", "decks": len(recs), "iterations": job.cfr.iterations, **final})
 
 
+@experiment(
+    "figure15",
+    "Figure 15: CFR convergence per round (MSE to the final strategy, exploitability), bands over decks.",
+    outputs=("sweep", "figure15.csv", "figure15.png", "summary.json"),
+    cfr=True,
+)
+def _run_figure15(run: StudyRun) -> dict:
+    return figure15(run.decks, run.out, run.job, run.sweep)
+
+
 # -- Figure 16 and Table 15 -------------------------------------------------------------------
 def figure16(deck: NamedDeck, out: Path, job: DeckJob) -> dict:
     """The first-turn strategy of Alex on one deck: Table 15 (the in-play cards' codes of the
@@ -340,6 +432,18 @@ def figure16(deck: NamedDeck, out: Path, job: DeckJob) -> dict:
             "exploitability": rec.get("exploitability"),
         },
     )
+
+
+@experiment(
+    "figure16",
+    "Figure 16 and Table 15: Alex's first-turn strategy on one deck.",
+    tables=("table15.md",),
+    outputs=("solve", "table15.csv", "table15.md", "figure16.png", "summary.json"),
+    cfr=True,
+    decks=1,
+)
+def _run_figure16(run: StudyRun) -> dict:
+    return figure16(run.decks[0], run.out, run.job)
 
 
 # -- Table 16 ---------------------------------------------------------------------------------
@@ -460,3 +564,24 @@ def table16(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -
             "exact_win": exact_win,
         },
     )
+
+
+@experiment(
+    "table16",
+    "Table 16: fair value against the Jacks and clubs Alex is dealt, beside the exact values.",
+    tables=("table16.md",),
+    outputs=(
+        "sweep",
+        "table16-decks.csv",
+        "table16-fair-value.csv",
+        "table16-exact-win.csv",
+        "table16-exact-value.csv",
+        "table16.md",
+        "table16-fair-vs-exact.png",
+        "summary.json",
+    ),
+    cfr=True,
+    plays=True,
+)
+def _run_table16(run: StudyRun) -> dict:
+    return table16(run.decks, run.out, run.job, run.sweep)

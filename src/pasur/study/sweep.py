@@ -18,9 +18,7 @@ Loss-free and resumable by construction:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import os
 import re
 import shutil
@@ -28,11 +26,11 @@ import socket
 import tempfile
 import time
 import traceback
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pasur.common import raytasks
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import atomic_path, folder_lock, prepare_resumable_dir, replace_dir, write_text_atomic
 from pasur.game.cards import NamedDeck, parse_deck
@@ -356,45 +354,6 @@ def _run_inline(todo: list[NamedDeck], job: DeckJob, memory_limit: int | None, r
         run.settle(nd, res)
 
 
-def _ray_error_message(e: BaseException) -> str:
-    first = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {first[0] if first else ''}".strip()
-
-
-def _start_ray(address: str | None, workers: int | None) -> bool:
-    """Join ``address`` or start Ray here (quietly); ``True`` when this call started it."""
-    import ray
-
-    if ray.is_initialized():
-        return False
-    quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
-    if address is not None:
-        try:
-            ray.init(address=address, **quiet)
-        except (ConnectionError, ValueError, RuntimeError) as e:
-            raise PasurInputError(f"cannot join the Ray cluster at {address}: {_ray_error_message(e)}") from None
-        return True
-    # local workers import pasur from where this process does, even when it is not installed
-    src = str(Path(__file__).resolve().parent.parent)
-    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
-    if src not in paths:
-        os.environ["PYTHONPATH"] = os.pathsep.join([src, *[p for p in paths if p]])
-    # address="local": a new instance of our own, never a cluster that `ray start` left running here
-    ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **quiet)
-    return True
-
-
-def _capacity(gpus: float) -> int:
-    """Tasks Ray can run at once on the cluster: its CPUs, or its GPUs over the GPUs per task."""
-    import ray
-
-    res = ray.cluster_resources()
-    cpus = int(res.get("CPU", 1))
-    if gpus > 0:
-        return max(1, min(cpus, int(res.get("GPU", 0) / gpus)))
-    return max(1, cpus)
-
-
 def _run_ray(
     todo: list[NamedDeck],
     job: DeckJob,
@@ -405,36 +364,25 @@ def _run_ray(
     gpus: float,
 ) -> None:
     import ray
-    from ray.exceptions import RayError
 
-    started_here = _start_ray(address, workers)
-    inflight: dict = {}
-    try:
+    def running(n: int) -> None:
+        run.running = n
+        run.show()
+
+    def failed(nd: NamedDeck, e: BaseException, submitted: float) -> None:
+        run.settle(nd, {"ok": False, "error": raytasks.error_message(e), "started": submitted, "finished": time.time()})
+
+    with raytasks.session(address, workers):
         task = ray.remote(run_one).options(num_cpus=1, num_gpus=gpus, max_retries=0)
-        limit = workers or _capacity(gpus)
-        queue = deque(todo)
         job_json = job.to_json()
-        while queue or inflight:
-            while queue and len(inflight) < limit:
-                nd = queue.popleft()
-                inflight[task.remote(_deck_entry(nd), job_json, memory_limit)] = (nd, time.time())
-            run.running = len(inflight)
-            run.show()
-            ready, _ = ray.wait(list(inflight), num_returns=1, timeout=0.5)
-            for ref in ready:
-                nd, submitted = inflight.pop(ref)
-                try:
-                    res = ray.get(ref)
-                except RayError as e:
-                    res = {"ok": False, "error": _ray_error_message(e), "started": submitted, "finished": time.time()}
-                run.running = len(inflight)
-                run.settle(nd, res)
-    finally:
-        for ref in inflight:
-            with contextlib.suppress(Exception):
-                ray.cancel(ref, force=True)
-        if started_here:
-            ray.shutdown()
+        raytasks.run_bounded(
+            lambda nd: task.remote(_deck_entry(nd), job_json, memory_limit),
+            todo,
+            workers or raytasks.capacity(gpus),
+            run.settle,
+            failed=failed,
+            in_flight=running,
+        )
 
 
 def sweep(

@@ -3,7 +3,8 @@ information state, asks for hints with ``?``, and gets the open-hand replay at t
 
 The person is an agent like the others (:class:`TerminalPlayer`), handed an
 :class:`~pasur.hidden.infostate.InfoState` and nothing more; what it prints comes from
-:mod:`pasur.web.views`, so it cannot show the AI's hand or the undealt cards.
+:mod:`pasur.web.views`, so it cannot show the AI's hand or the undealt cards. It asks through the
+prompt loop of :mod:`pasur.web.prompt`, the same as the open game's.
 """
 
 from __future__ import annotations
@@ -12,13 +13,12 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from pasur.common.errors import PasurInputError
 from pasur.game.cards import format_cards, mask_of, parse_card
 from pasur.game.rules import Action, is_sur
 from pasur.game.state import FINAL_ROUND, PLAYER_NAMES
 from pasur.hidden.agents import HiddenAgent
 from pasur.hidden.infostate import InfoState
-from pasur.play.agents import GameAborted, parse_choice
+from pasur.web.prompt import Prompt
 from pasur.web.views import describe_json, table_lines
 
 PROMPT = "choose (number, card, or card + cards taken; ? for a hint, q to quit): "
@@ -40,43 +40,24 @@ class TerminalPlayer(HiddenAgent):
         self.hints = hints
         self.unicode = unicode
         self._hint_agent: HiddenAgent | None = None
-        self.stdin = stdin or sys.stdin
-        self.stdout = stdout or sys.stdout
-
-    def _say(self, text: str = "", end: str = "\n") -> None:
-        print(text, end=end, file=self.stdout, flush=True)
+        self.prompt = Prompt(stdin, stdout, unicode=unicode)
 
     def choose(self, info: InfoState) -> Action:
         actions = info.legal_actions()
-        self._say()
+        self.prompt.say()
         for line in table_lines(info, unicode=self.unicode):
-            self._say(line)
-        for i, a in enumerate(actions, start=1):
-            self._say(f"  {i:2d}. {a.describe(unicode=self.unicode)}")
-        while True:
-            self._say(PROMPT, end="")
-            line = self.stdin.readline()
-            if not line:
-                raise GameAborted("input ended")
-            answer = line.strip()
-            if answer.lower() in ("q", "quit", "exit"):
-                raise GameAborted("player quit")
-            if answer == "?":
-                self._hint(info, actions)
-                continue
-            try:
-                return parse_choice(answer, actions)
-            except PasurInputError as e:
-                self._say(f"  not understood: {e}")
+            self.prompt.say(line)
+        self.prompt.show_actions(actions)
+        return self.prompt.ask(actions, PROMPT, hint=lambda: self._hint(info, actions))
 
     def _hint(self, info: InfoState, actions: list[Action]) -> None:
         self._hint_agent = self._hint_agent or self.hints()
         values = dict(self._hint_agent.action_values(info))
         best = max(values.values())
-        self._say(f"  hint ({self._hint_agent.name}): your final margin expected after each move")
+        self.prompt.say(f"  hint ({self._hint_agent.name}): your final margin expected after each move")
         for i, a in enumerate(actions, start=1):
             mark = "  <- best" if values[a] == best else ""
-            self._say(f"  {i:2d}. {a.describe(unicode=self.unicode):<28} {values[a]:+7.2f}{mark}")
+            self.prompt.say(f"  {i:2d}. {a.describe(unicode=self.unicode):<28} {values[a]:+7.2f}{mark}")
 
 
 def announce(human: int | None, names: tuple[str, str], stdout: TextIO | None = None, *, unicode: bool = True):

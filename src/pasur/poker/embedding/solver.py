@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import torch
 
+from pasur.common import regret as kernel
 from pasur.common.errors import PasurInputError
 from pasur.poker.embedding.classes import ClassSpace
 from pasur.poker.embedding.operators import RoundOperators
@@ -48,7 +49,8 @@ class EmbeddingCFR:
 
     ``embeddings``: one :class:`Embedding` per round, over that round's classes. ``chunk``: classes
     of the last round processed together (memory about ``chunk x 2.2 KB`` per betting node level
-    for Numeral211)."""
+    for Numeral211). A :class:`pasur.poker.solvers.Solver`; regret matching and the average are
+    :mod:`pasur.common.regret`'s."""
 
     def __init__(
         self,
@@ -107,23 +109,16 @@ class EmbeddingCFR:
 
     def _matching(self, r: int) -> torch.Tensor:
         """Regret matching per (row, advisor), uniform over legal actions where no regret is positive."""
-        lg = self.legal[r].to(self.engine.dtype)[:, :, None]  # [rows, A, 1]
-        pos = self.regret[r].clamp(min=0).view(self.n_rows[r], N_ACTIONS, -1) * lg
-        s = pos.sum(1, keepdim=True)
-        uni = (lg / lg.sum(1, keepdim=True)).expand_as(pos)
-        out = torch.where(s > 0, pos / torch.where(s > 0, s, torch.ones_like(s)), uni)
-        return out.reshape(-1, pos.shape[-1]).contiguous()
+        reg = self.regret[r]
+        out = kernel.regret_matching(reg.view(self.n_rows[r], N_ACTIONS, -1), self.legal[r][:, :, None])
+        return out.reshape(reg.shape).contiguous()
 
     def average_tables(self) -> list[torch.Tensor]:
         """The average advisor strategies ``[rows * A, m]`` (uniform where never reached)."""
-        out = []
-        for r, s in enumerate(self.strategy_sum):
-            lg = self.legal[r].to(s.dtype)[:, :, None]
-            x = s.view(self.n_rows[r], N_ACTIONS, -1)
-            tot = x.sum(1, keepdim=True)
-            uni = (lg / lg.sum(1, keepdim=True)).expand_as(x)
-            out.append(torch.where(tot > 0, x / torch.where(tot > 0, tot, torch.ones_like(tot)), uni).reshape(s.shape))
-        return out
+        return [
+            kernel.normalize(s.view(self.n_rows[r], N_ACTIONS, -1), self.legal[r][:, :, None]).reshape(s.shape)
+            for r, s in enumerate(self.strategy_sum)
+        ]
 
     def average_policy(self):
         from pasur.poker.embedding.policy import AdvisorPolicy
