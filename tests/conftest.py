@@ -38,3 +38,17 @@ def load_reference_decks() -> list[NamedDeck]:
 @pytest.fixture(scope="session")
 def reference_decks() -> list[NamedDeck]:
     return load_reference_decks()
+
+
+@pytest.fixture(scope="session")
+def ray_here():
+    """One local Ray instance with two CPUs per test process, started on first use (several
+    seconds) and shared by every test that needs one (under ``pytest -n N``, once per worker that
+    runs such a test)."""
+    import ray
+
+    from pasur.common import raytasks
+
+    raytasks.start_ray(None, 2)
+    yield ray
+    ray.shutdown()

@@ -99,10 +99,10 @@ def test_external_sampling_converges_in_expectation():
     res = solve_cfr(tree, CFRParams(method="es-mccfr", iterations=1500, check_every=500, seed=3))
     assert res.exploitability < 0.05
     assert res.root_value == pytest.approx(exact, abs=0.05)
-    again = solve_cfr(tree, CFRParams(method="es-mccfr", iterations=1500, check_every=500, seed=3))
-    assert again.root_value == res.root_value  # seeded
-    other = solve_cfr(tree, CFRParams(method="es-mccfr", iterations=1500, check_every=500, seed=4))
-    assert any(other.strategy[k].tolist() != res.strategy[k].tolist() for k in res.strategy)
+    # seeded: the same seed gives the same iterates, another seed others (checked on short runs)
+    short = [solve_cfr(tree, CFRParams(method="es-mccfr", iterations=100, check_every=50, seed=s)) for s in (3, 3, 4)]
+    assert all(short[0].strategy[k].tolist() == short[1].strategy[k].tolist() for k in short[0].strategy)
+    assert any(short[2].strategy[k].tolist() != short[0].strategy[k].tolist() for k in short[0].strategy)
 
 
 @pytest.mark.parametrize("mode", ["compact", "paper"])

@@ -15,16 +15,6 @@ from pasur.common import raytasks
 from pasur.common.errors import PasurInputError
 
 
-@pytest.fixture(scope="module")
-def ray_here():
-    """One local Ray instance with two CPUs: the loop, not Ray, must hold tasks to its limit."""
-    import ray
-
-    raytasks.start_ray(None, 2)
-    yield ray
-    ray.shutdown()
-
-
 def _remote(ray, behaviour: str):
     """A task by behaviour (defined here, so that Ray ships it by value to workers that cannot
     import this test module)."""
@@ -143,3 +133,18 @@ def test_a_cluster_that_cannot_be_joined_is_named(monkeypatch):
     with pytest.raises(PasurInputError) as e:
         raytasks.start_ray("10.0.0.9:6379", None)
     assert str(e.value) == "cannot join the Ray cluster at 10.0.0.9:6379: ConnectionError: nobody at that address"
+
+
+def test_a_session_that_starts_ray_stops_it_even_on_an_error(monkeypatch):
+    import ray
+
+    calls = []
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: calls.append("init"))
+    monkeypatch.setattr(ray, "shutdown", lambda: calls.append("shutdown"))
+    with raytasks.session(None, 2):
+        assert calls == ["init"]
+    assert calls == ["init", "shutdown"]
+    with pytest.raises(KeyError), raytasks.session(None, 2):
+        raise KeyError("the work failed")
+    assert calls == ["init", "shutdown", "init", "shutdown"]

@@ -18,7 +18,6 @@ import pytest
 from typer.testing import CliRunner
 
 from pasur.cli import app
-from pasur.common import raytasks
 from pasur.common.errors import PasurInputError
 from pasur.game.cards import seed_decks
 from pasur.solve.cfr import CFRParams
@@ -36,16 +35,6 @@ TIMINGS = ("seconds", "device")
 
 def _strip(record: dict) -> dict:
     return {k: v for k, v in record.items() if not k.endswith("seconds") and k not in TIMINGS}
-
-
-@pytest.fixture(scope="module")
-def ray_here():
-    """One local Ray instance (two CPUs) for the module: its workers stay warm between tests."""
-    import ray
-
-    raytasks.start_ray(None, 2)
-    yield
-    ray.shutdown()
 
 
 @pytest.fixture(scope="module")

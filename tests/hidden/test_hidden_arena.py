@@ -125,15 +125,13 @@ def test_bad_agents_are_refused_before_any_work(tmp_path):
     assert RandomAgent(1).name == "random"
 
 
-def test_the_ray_engine_plays_the_same_deals_as_inline(tmp_path):
-    """Three agents, so that chunks of several pairs are in flight at once on two workers; the arena
-    starts Ray itself and stops it at the end."""
-    import ray
-
+def test_the_ray_engine_plays_the_same_deals_as_inline(ray_here, tmp_path):
+    """Three agents, so that chunks of several pairs are in flight at once on two workers; inside
+    a running Ray (conftest's shared instance) the arena uses it and leaves it running."""
     spec = ArenaSpec.all_pairs(["greedy", "random", "heuristic"], deals=4, seed=2, chunk=2)
     inline = run_arena(spec, tmp_path / "inline", engine="inline")
     on_ray = run_arena(spec, tmp_path / "ray", engine="ray", workers=2)
     assert (on_ray.ran, on_ray.skipped) == (6, 0)
     untimed = [[{k: v for k, v in p.items() if k != "timing"} for p in r.results["pairs"]] for r in (inline, on_ray)]
     assert untimed[0] == untimed[1] and [(p["a"], p["b"]) for p in untimed[1]] == list(spec.pairs)
-    assert not ray.is_initialized()
+    assert ray_here.is_initialized()

@@ -9,7 +9,7 @@ in progress is followed through the tree along its moves, so a move costs a look
 >>> from pasur.hidden.agents import GreedyAgent
 >>> from pasur.hidden.game import play_hidden
 >>> from pasur.solve.reference import ReferenceSolver
->>> deck = Deck.from_seed(1)
+>>> deck = Deck.from_seed(11)  # a deck of the fast half (the time to solve one is heavy-tailed)
 >>> result = play_hidden(deck, (OptimalAgent(), OptimalAgent()))
 >>> result.utility == ReferenceSolver(deck).value(result.state.__class__.initial(deck))
 True

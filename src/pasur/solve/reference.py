@@ -15,7 +15,7 @@ This is the oracle every faster solver is tested against, so it stays simple.
 
 >>> from pasur.game.cards import Deck
 >>> from pasur.game.state import GameState
->>> deck = Deck.from_seed(1)
+>>> deck = Deck.from_seed(11)  # a deck of the fast half (the time to solve one is heavy-tailed)
 >>> solver = ReferenceSolver(deck)
 >>> s = GameState.initial(deck)
 >>> line = solver.optimal_line(s)
