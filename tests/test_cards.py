@@ -466,3 +466,55 @@ def test_empty_file(tmp_path: Path) -> None:
     p.write_text("# only a comment\n\n", encoding="utf-8")
     with pytest.raises(PasurInputError, match="no decks"):
         read_deck_file(p)
+
+
+def _paper_ids(deck_text: str) -> list[int]:
+    """A deck as the paper's repository stores it: ids ``4 * rank + suit``, ranks A 2 .. K,
+    suits C D H S (written out here from the letters, independently of ``parse_card``)."""
+    return ["A23456789TJQK".index(t[0]) * 4 + "CDHS".index(t[1]) for t in deck_text.split()]
+
+
+def test_the_papers_deck_tensor_is_read_in_dealing_order(tmp_path, reference_decks) -> None:
+    import torch
+
+    rows = [_paper_ids(str(nd.deck)) for nd in reference_decks]
+    path = tmp_path / "decks_10000.pt"
+    torch.save(torch.tensor(rows, dtype=torch.int64), path)
+    decks = read_deck_file(path)
+    assert [nd.id for nd in decks] == [f"decks_10000-{i}" for i in range(len(rows))]
+    assert [nd.deck for nd in decks] == [nd.deck for nd in reference_decks]
+    # the pool is the first four cards, then Alex's and Bob's hands of each round in turn
+    first = reference_decks[0].deck.cards
+    assert decks[0].deck.pool == first[:4] and decks[0].deck.hand(1, 0) == first[8:12]
+    assert [nd.id for nd in cards.select_decks(deck_file=path, count=2)] == ["decks_10000-0", "decks_10000-1"]
+    with pytest.raises(PasurInputError, match="holds 3 decks"):
+        cards.select_decks(deck_file=path, count=4)
+
+
+def test_bad_deck_tensors_are_refused_in_one_line(tmp_path) -> None:
+    import pickle
+
+    import torch
+
+    good = _paper_ids(str(Deck.from_seed(1)))
+    cases = {
+        "float.pt": torch.tensor([good], dtype=torch.float32),
+        "shape.pt": torch.tensor(good),
+        "dup.pt": torch.tensor([[*good[:-1], good[0]]]),
+        "dict.pt": {"decks": torch.tensor([good])},
+    }
+    for name, obj in cases.items():
+        torch.save(obj, tmp_path / name)
+        with pytest.raises(PasurInputError) as e:
+            read_deck_file(tmp_path / name)
+        assert str(e.value).startswith(str(tmp_path / name)) and "\n" not in str(e.value), name
+
+    class Payload:
+        def __reduce__(self):
+            return (print, ("ran",))
+
+    (tmp_path / "evil.pt").write_bytes(pickle.dumps(Payload(), protocol=2))
+    with pytest.raises(PasurInputError, match="not a readable deck tensor"):
+        read_deck_file(tmp_path / "evil.pt")
+    with pytest.raises(PasurInputError, match="deck file not found"):
+        read_deck_file(tmp_path / "missing.pt")

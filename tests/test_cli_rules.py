@@ -105,7 +105,7 @@ NOT_APPLICABLE = [
     (["sweep", "--out", "x", "--decks", "1", "--method", "exact", "--iterations", "5"], "--iterations applies only"),
     (["report", "x", "--overwrite"], "--overwrite applies only with --csv"),
     (["selfplay", "--seed", SEED, "--table", "t.parquet"], "--table names the file of a bare 'table' agent"),
-    (["solve", "--deck-file", "f", "--decks", "2"], "--decks N counts seeded decks"),
+    (["solve", "--deck", "x", "--decks", "2"], "--decks N counts seeded decks or a file's first decks"),
 ]
 
 

@@ -147,6 +147,66 @@ def test_figure14_with_models(tmp_path):
     assert {"model_vs_model_win", "model_vs_random_mean", "random_vs_model_tie"} <= set(rows[0])
     assert summary["agent"] == "model" and 0 <= summary["model-vs-random"]["mean_win_rate"] <= 1
     assert (tmp_path / "f14" / "figure14.png").exists()
+    assert not (tmp_path / "f14" / "figure14-paper.md").exists()
+
+
+PAPER_CSV = """,Deck,MM_WINS,MM_SCORES,MR_WINS,MR_SCORES,RM_WINS,RM_SCORES,RR_WINS,RR_SCORES
+0,0,31.82,-1.907,96.8,13.9196,4.52,-8.952,66.06,5.3268
+1,1,0.64,-15.7046,80.98,6.0078,0.0,-21.2372,17.86,-7.3714
+"""
+
+
+def test_figure14_beside_the_papers_recorded_self_play(tmp_path):
+    """Decks read from a deck tensor like the paper's, its MM.csv beside our matchups: each deck's
+    numbers are the paper's row of the same index and our own games, averages with intervals."""
+    import torch
+
+    two = decks(36, 24)
+    pt = tmp_path / "decks_10000.pt"
+    torch.save(torch.tensor([list(nd.deck.cards) for nd in two]), pt)
+    (tmp_path / "MM.csv").write_text(PAPER_CSV)
+    from pasur.game.cards import read_deck_file
+
+    job = DeckJob(games=100, fit=True, model_params={"rounds": 5, "max_depth": 4})
+    summary = ex.figure14(read_deck_file(pt), tmp_path / "f14", job, INLINE, paper_results=tmp_path / "MM.csv")
+    rows = read_csv(tmp_path / "f14" / "figure14-paper.csv")
+    assert [(r["deck_id"], r["paper_deck"]) for r in rows] == [("decks_10000-0", "0"), ("decks_10000-1", "1")]
+    assert [float(r["MR_paper"]) for r in rows] == [13.9196, 6.0078]
+    assert [float(r["RM_paper"]) for r in rows] == [-8.952, -21.2372]
+    for r in rows:
+        games = json.loads((tmp_path / "f14" / "sweep" / "decks" / r["deck_id"] / "matchups.json").read_text())
+        assert set(games) == {"model-vs-model", "model-vs-random", "random-vs-model", "random-vs-random",
+                              "table-vs-random", "random-vs-table"}  # fmt: skip
+        assert float(r["RR_ours"]) == games["random-vs-random"]["mean"]
+        assert float(r["TR_ours"]) == games["table-vs-random"]["mean"]
+        assert int(float(r["exact_value"])) == int(float(r["exact_value"]))
+    paper = summary["paper"]
+    assert paper["decks"] == 2
+    assert paper["MR"]["paper"] == pytest.approx((13.9196 + 6.0078) / 2)
+    assert paper["RM"]["ours"] == pytest.approx(np.mean([float(r["RM_ours"]) for r in rows]))
+    halves = [float(r["MM_half"]) for r in rows]
+    assert paper["MM"]["ours_half95"] == pytest.approx(np.sqrt(sum(h * h for h in halves)) / 2)
+    gap = np.mean([abs(float(r["MM_ours"]) - float(r["exact_value"])) for r in rows])
+    assert paper["MM_distance_to_exact"] == pytest.approx(gap)
+    assert paper["checks"]["MM within 1.5 points of the exact value"] == (gap <= 1.5)
+    text = (tmp_path / "f14" / "figure14-paper.md").read_text()
+    assert "| model vs random (MR) |" in text and f"{(13.9196 + 6.0078) / 2:+.2f}" in text
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [(",Deck,MM_WINS\n0,0,1\n", "not the paper's MM.csv"), (PAPER_CSV.replace("13.9196", "x"), "not a number")],
+)
+def test_paper_results_that_are_not_the_papers_are_refused(tmp_path, content, needle):
+    (tmp_path / "MM.csv").write_text(content)
+    with pytest.raises(PasurInputError, match=needle):
+        ex.read_paper_results(tmp_path / "MM.csv")
+    r = runner.invoke(
+        app,
+        ["experiment", "figure14", "--seed", "36", "--games", "10", "--fit", "--out", str(tmp_path / "o"),
+         "--paper-results", str(tmp_path / "MM.csv")],
+    )  # fmt: skip
+    assert r.exit_code == 2 and needle in r.output and not (tmp_path / "o").exists()
 
 
 def test_figure12_counts_both_trees_and_the_ones_over_the_limit(tmp_path):

@@ -233,7 +233,11 @@ class DeckChoice:
 
 DeckOpt = Annotated[str | None, typer.Option("--deck", help="A deck: 52 cards such as 'TD 5S QC ...'.")]
 DeckFileOpt = Annotated[
-    Path | None, typer.Option("--deck-file", help="A file of decks: one per line, or JSON (list of strings/objects).")
+    Path | None,
+    typer.Option(
+        "--deck-file",
+        help="A file of decks: one per line, JSON (list of strings/objects), or the paper's deck tensor (.pt).",
+    ),
 ]
 DeckIdOpt = Annotated[str | None, typer.Option("--deck-id", help="With --deck-file: only the deck with this id.")]
 SeedOpt = Annotated[
@@ -242,7 +246,12 @@ SeedOpt = Annotated[
 ]
 DecksOpt = Annotated[
     int | None,
-    typer.Option("--decks", min=1, max=10_000_000, help="How many seeded decks: seeds S, S+1, ... (S from --seed, 0)."),
+    typer.Option(
+        "--decks",
+        min=1,
+        max=10_000_000,
+        help="How many decks: seeds S, S+1, ... (S from --seed, 0), or the first N of --deck-file.",
+    ),
 ]
 
 _DECK_PARAMS = (

@@ -304,6 +304,14 @@ def experiment(
     paper_memory_limit: Annotated[
         float, typer.Option("--paper-memory-limit", help="figure12: GiB a paper tree may take (larger: not built).")
     ] = 4.0,
+    paper_results: Annotated[
+        Path | None,
+        typer.Option(
+            "--paper-results",
+            help="figure14: the paper's recorded self-play (MM.csv of sinabaghal/Pasur), to compare with; "
+            "read the decks from its decks_10000.pt (--deck-file F --decks N).",
+        ),
+    ] = None,
     workers: WorkersOpt = None,
     engine: EngineOpt = "ray",
     address: AddressOpt = None,
@@ -329,6 +337,7 @@ def experiment(
         "fit": fit,
         "model_params": model_params,
         "paper_memory_limit": paper_memory_limit,
+        "paper_results": paper_results,
     }
     shown = given(*own)
     spec.check_options({**{k: v for k, v in own.items() if k in shown}, **cfr.given_values()})
@@ -364,7 +373,8 @@ def experiment(
         return
     typer.echo(f"{name}: {len(nds)} decks; outputs in {out}\n")
     for md in spec.tables:
-        typer.echo((out / md).read_text(encoding="utf-8"))
+        if (out / md).exists():  # some tables are written only with an option (figure14's --paper-results)
+            typer.echo((out / md).read_text(encoding="utf-8"))
     if not spec.tables:
         width = max(len(k) for k in summary)
         for k, v in summary.items():

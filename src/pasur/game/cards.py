@@ -285,10 +285,44 @@ class NamedDeck:
     value: float | None = None
 
 
+def read_paper_decks(path: Path) -> list[NamedDeck]:
+    """The paper's deck file (sinabaghal/Pasur's ``decks_10000.pt``): a PyTorch tensor of shape
+    ``[N, 52]``, one deck per row in dealing order, card ids ``4 * rank + suit`` with ranks
+    A 2 .. 10 J Q K and suits C D H S, which are this project's ids. Deck ``i`` is named
+    ``{stem}-{i}`` (``decks_10000-2`` is the paper's deck 2). Read with ``weights_only``: a file
+    that holds anything but tensors is refused, never run."""
+    import pickle
+
+    import torch
+
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except (OSError, RuntimeError, EOFError, pickle.UnpicklingError) as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise PasurInputError(f"{path}: not a readable deck tensor ({first})") from None
+    if not isinstance(data, torch.Tensor) or data.dim() != 2 or data.shape[1] != N_CARDS or data.is_floating_point():
+        shape = tuple(data.shape) if isinstance(data, torch.Tensor) else type(data).__name__
+        raise PasurInputError(f"{path}: a deck tensor has shape [decks, 52] of integer card ids, got {shape}")
+    decks = []
+    for i, row in enumerate(data.tolist()):
+        try:
+            decks.append(NamedDeck(f"{path.stem}-{i}", Deck(tuple(int(c) for c in row))))
+        except (PasurInputError, ValueError) as e:
+            raise PasurInputError(f"{path}: deck {i}: {e}") from None
+    if not decks:
+        raise PasurInputError(f"{path}: no decks in file")
+    return decks
+
+
 def read_deck_file(path: str | Path) -> list[NamedDeck]:
     """Decks from a file: one deck string per line (``#`` comments, blank lines skipped),
-    or JSON: a list of deck strings or of objects ``{"id", "deck", "value"?}``."""
+    JSON (a list of deck strings or of objects ``{"id", "deck", "value"?}``), or the paper's
+    PyTorch deck tensor (a ``.pt`` file, :func:`read_paper_decks`)."""
     p = Path(path)
+    if p.suffix == ".pt":
+        if not p.is_file():
+            raise PasurInputError(f"deck file not found: {p}")
+        return read_paper_decks(p)
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -358,8 +392,9 @@ def select_decks(
     count: int | None = None,
 ) -> list[NamedDeck]:
     """The decks a user named, the one way every command reads them: one deck (``deck``), a deck
-    file (``deck_file``, optionally only ``deck_id``), or seeded decks (``seed`` alone: that one;
-    ``count``: seeds ``seed`` (default 0) onwards). Exactly one source; none is refused.
+    file (``deck_file``, optionally only ``deck_id``, or its first ``count`` decks), or seeded decks
+    (``seed`` alone: that one; ``count``: seeds ``seed`` (default 0) onwards). Exactly one source;
+    none is refused.
 
     >>> [nd.id for nd in select_decks(seed=3, count=2)]
     ['seed-3', 'seed-4']
@@ -369,8 +404,10 @@ def select_decks(
         raise PasurInputError(f"give only one of {', '.join(given)}")
     if deck_id is not None and deck_file is None:
         raise PasurInputError("--deck-id goes with --deck-file")
-    if count is not None and (deck is not None or deck_file is not None):
-        raise PasurInputError("--decks N counts seeded decks: it goes with --seed, not with --deck or --deck-file")
+    if count is not None and deck is not None:
+        raise PasurInputError("--decks N counts seeded decks or a file's first decks: not with --deck")
+    if count is not None and deck_id is not None:
+        raise PasurInputError("give --decks N (the file's first N decks) or --deck-id, not both")
     if deck is not None:
         return [NamedDeck("deck", parse_deck(deck))]
     if deck_file is not None:
@@ -379,6 +416,10 @@ def select_decks(
             decks = [d for d in decks if d.id == deck_id]
             if not decks:
                 raise PasurInputError(f"no deck with id {deck_id!r} in {deck_file}")
+        if count is not None:
+            if not 1 <= count <= len(decks):
+                raise PasurInputError(f"--decks {count}: the file holds {len(decks):,} decks")
+            decks = decks[:count]
         return decks
     if count is not None:
         return seed_decks(count, 0 if seed is None else seed)

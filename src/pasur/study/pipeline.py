@@ -38,6 +38,7 @@ MATCHUPS = {
     "random-vs-model": ("random", "model"),
     "table-vs-random": ("table", "random"),
     "random-vs-table": ("random", "table"),
+    "random-vs-random": ("random", "random"),
 }
 
 
