@@ -44,7 +44,8 @@ browser_missing() {
   echo "bootstrap: warning: tests/web/test_web_browser.py will be skipped (install chromium and chromium-driver)" >&2
 }
 install_browser() {
-  if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+  # Node runs the page's script without a browser (tests/web/test_web_page_script.py)
+  if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] && command -v node >/dev/null 2>&1; then
     return 0
   fi
   local sudo=""
@@ -60,9 +61,9 @@ install_browser() {
     browser_missing "chromium or chromedriver is missing and there is no apt-get to install them"
     return 0
   fi
-  echo "bootstrap: installing chromium and chromium-driver (Debian packages) for the browser test"
+  echo "bootstrap: installing chromium, chromium-driver and nodejs (Debian packages) for the page's tests"
   $sudo apt-get update -q >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium chromium-driver >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium chromium-driver nodejs >/dev/null
   if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     browser_missing "apt-get ran, but /usr/bin/chromium or /usr/bin/chromedriver is still missing"
   fi

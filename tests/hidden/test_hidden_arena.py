@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+from typing import ClassVar
 
 import pytest
 
 from pasur.common.errors import PasurInputError
 from pasur.game.cards import Deck
-from pasur.hidden.agents import GreedyAgent, RandomAgent
+from pasur.hidden.agents import GreedyAgent, HiddenAgent, RandomAgent
 from pasur.hidden.arena import ArenaSpec, pair_measures, play_pair, read_results, run_arena
 from pasur.hidden.duplicate import play_duplicates
 from pasur.hidden.game import play_hidden
@@ -135,3 +136,83 @@ def test_the_ray_engine_plays_the_same_deals_as_inline(ray_here, tmp_path):
     untimed = [[{k: v for k, v in p.items() if k != "timing"} for p in r.results["pairs"]] for r in (inline, on_ray)]
     assert untimed[0] == untimed[1] and [(p["a"], p["b"]) for p in untimed[1]] == list(spec.pairs)
     assert ray_here.is_initialized()
+
+
+class _Spy(HiddenAgent):
+    """A stateful agent: it remembers the cards it held in each deal (told apart by the deal's
+    first pool) and seat, and notes it when it has held the other seat's cards of the same deal."""
+
+    name = "spy"
+    made: ClassVar[list[_Spy]] = []
+
+    def __init__(self) -> None:
+        self.held: dict[tuple[int, int], int] = {}
+        self.leaks = 0
+        _Spy.made.append(self)
+
+    def choose(self, info):
+        if (info.initial_pool, 1 - info.player) in self.held:
+            self.leaks += 1  # it knows the cards the other seat of this deal held
+        key = (info.initial_pool, info.player)
+        self.held[key] = self.held.get(key, 0) | info.hand
+        return info.legal_actions()[0]
+
+
+def _spy_or(make):
+    return lambda name, **kw: _Spy() if name == "spy" else make(name, **kw)
+
+
+def test_each_seat_of_a_deal_has_its_own_agent_instance(tmp_path, monkeypatch):
+    """Issue 24: one instance played both seats of a duplicate deal, so a stateful agent could
+    remember as Bob the cards it held as Alex. The arena gives each seat its own instance."""
+    import pasur.hidden.arena as arena
+
+    decks = [Deck.from_seed(s) for s in range(3)]
+    _Spy.made.clear()
+    play_duplicates(decks, _Spy(), GreedyAgent())  # the same instance in both seats: it remembers
+    assert _Spy.made[0].leaks > 0
+
+    monkeypatch.setattr(arena, "make_agent", _spy_or(arena.make_agent))
+    for run in (
+        lambda: play_pair("spy", "greedy", deals=3),
+        lambda: run_arena(
+            ArenaSpec.all_pairs(["spy", "greedy", "random"], deals=3, chunk=2), tmp_path / "a", engine="inline"
+        ),
+    ):
+        _Spy.made.clear()
+        run()
+        played = [s for s in _Spy.made if s.held]
+        assert played and all(s.leaks == 0 for s in played)
+        assert all(len({seat for _, seat in s.held}) == 1 for s in played)  # one seat per instance
+        assert {seat for s in played for _, seat in s.held} == {0, 1}
+
+
+def test_the_arena_command_counts_in_words_and_refuses_empty_names(tmp_path):
+    """Issue 24: ``--deals 5`` said "1 chunks of 25 deals"; ``--agents "pimc:5,,greedy"`` was
+    accepted (the empty name dropped)."""
+    from typer.testing import CliRunner
+
+    import pasur.cli.hidden  # noqa: F401  (registers the command)
+    from pasur.cli import app
+
+    runner = CliRunner()
+    base = ["arena", "--engine", "inline", "--deals", "5"]
+    r = runner.invoke(app, [*base, "--agents", "greedy,random", "--out", str(tmp_path / "a")])
+    assert r.exit_code == 0, r.output
+    assert "1 chunk of 5 deals to play, 0 done before" in r.stderr, r.stderr
+    assert "1 chunk played, 0 done before" in r.stdout
+    r = runner.invoke(app, [*base, "--agents", "greedy,random", "--chunk", "2", "--out", str(tmp_path / "b")])
+    assert "3 chunks of up to 2 deals to play" in r.stderr, r.stderr
+    for agents, pairs in [
+        ("pimc:5,,greedy", None),
+        ("greedy,random,", None),
+        (",greedy,random", None),
+        ("greedy,random", "greedy/random,"),
+    ]:
+        extra = ["--pairs", pairs] if pairs else []
+        r = runner.invoke(app, [*base, "--agents", agents, *extra, "--out", str(tmp_path / "c")])
+        assert r.exit_code == 2 and r.stderr.startswith("error: ") and "empty name" in r.stderr, (agents, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "c").exists()
+    with pytest.raises(PasurInputError, match="empty"):
+        ArenaSpec.all_pairs(["greedy", " "], deals=2).check()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -47,7 +48,20 @@ def test_a_changed_or_broken_file_is_refused(tmp_path):
     path.write_bytes(bytes(data))
     with pytest.raises(PasurInputError, match="SHA-256"):
         LearnedBoundary.load(path)
-    card_path(path).unlink()
     path.write_bytes(b"not a torch file")
+    card = json.loads(card_path(path).read_text())
+    card_path(path).write_text(json.dumps({**card, "sha256": hashlib.sha256(b"not a torch file").hexdigest()}))
     with pytest.raises(PasurInputError, match="not boundary weights"):
         LearnedBoundary.load(path)
+
+
+def test_weights_without_their_card_are_refused(tmp_path):
+    """Issue 24: weights whose card is missing were loaded unchecked."""
+    path = tmp_path / "b.pt"
+    LearnedBoundary(BoundaryNet(8)).save(path)
+    LearnedBoundary.load(path)  # with its card: fine
+    card_path(path).unlink()
+    with pytest.raises(PasurInputError, match=r"card b\.card\.json is missing"):
+        LearnedBoundary.load(path)
+    with pytest.raises(PasurInputError, match="no such weights file"):
+        LearnedBoundary.load(tmp_path / "none.pt")

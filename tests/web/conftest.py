@@ -26,6 +26,7 @@ def make_client(db):
         kwargs.setdefault("levels", FAST)
         kwargs.setdefault("hint_level", "greedy")
         kwargs.setdefault("allow_seeds", True)
+        kwargs.setdefault("allowed_hosts", ["testserver"])  # the Host header of FastAPI's TestClient
         c = TestClient(create_app(db, **kwargs), raise_server_exceptions=True)
         clients.append(c)
         return c

@@ -59,6 +59,7 @@ def test_serve_serves_the_page_and_keeps_its_games_in_the_database(tmp_path):
     base = f"http://127.0.0.1:{port}"
     code = "import sys, pasur.cli.web; from pasur.cli import main; sys.argv[0] = 'pasur'; main()"
     cmd = [sys.executable, "-c", code, "serve", "--port", str(port), "--db", str(db), "--quiet", "--allow-seeds"]
+    cmd += ["--allow-host", "pasur.example"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         for _ in range(300):
@@ -74,10 +75,71 @@ def test_serve_serves_the_page_and_keeps_its_games_in_the_database(tmp_path):
         move = {"card": a["card"], "captured": a["captured"]}
         after = httpx.post(f"{base}/api/games/{g['id']}/moves", json=move, headers={"X-Pasur-Token": g["token"]})
         assert after.status_code == 200, after.text
+        # only the names it is served as (issue 24: DNS rebinding)
+        for host, status in [
+            ("localhost", 200),
+            (f"127.0.0.1:{port}", 200),
+            ("pasur.example", 200),
+            ("evil.example", 400),
+        ]:
+            assert httpx.get(base + "/api/health", headers={"Host": host}).status_code == status, host
     finally:
         proc.terminate()
         proc.wait(timeout=30)
     assert "serving on http://127.0.0.1" in proc.stderr.read().decode()
-    # stopped: the game is in the file, as it was after the last answer
-    row = Store(db).get(g["id"])
+    # stopped: the game is in the file, as it was after the last answer; the file alone holds it
+    # (issue 24: after a clean shutdown the games sat in the -wal file, lost to a copy of the file)
+    wal = db.with_name(db.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    copy = tmp_path / "copy" / db.name
+    copy.parent.mkdir()
+    copy.write_bytes(db.read_bytes())
+    row = Store(copy).get(g["id"])
     assert row is not None and len(row.hands[0]["moves"]) == after.json()["hand"]["moves_played"] == 2
+
+
+def test_serve_refuses_a_database_of_another_program_in_one_line(tmp_path, monkeypatch):
+    """Issue 24: ``--db`` on another program's SQLite file added the app's tables to it."""
+    import sqlite3
+
+    import uvicorn
+
+    def served(*args, **kwargs):  # were it accepted, the test ends here instead of serving forever
+        raise AssertionError("the database was accepted")
+
+    monkeypatch.setattr(uvicorn, "run", served)
+
+    other = tmp_path / "other.sqlite3"
+    with sqlite3.connect(other) as con:
+        con.execute("CREATE TABLE people (name TEXT)")
+    before = other.read_bytes()
+    r = runner.invoke(app, ["serve", "--db", str(other), "--port", str(free_port())])
+    assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1
+    assert "not a pasur games database" in r.stderr
+    assert other.read_bytes() == before
+    text = tmp_path / "notes.txt"  # not SQLite at all
+    text.write_text("my notes\n" * 200)
+    r = runner.invoke(app, ["serve", "--db", str(text), "--port", str(free_port())])
+    assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1
+    assert text.read_text() == "my notes\n" * 200
+
+
+def test_serve_says_when_a_parent_of_the_database_is_a_file(tmp_path):
+    """Issue 24: ``--db /etc/passwd/games.sqlite3`` said "File exists"."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for db in (afile / "games.sqlite3", afile / "sub" / "games.sqlite3"):
+        r = runner.invoke(app, ["serve", "--db", str(db), "--port", str(free_port())])
+        assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1
+        assert f"{afile} is a file, not a folder" in r.stderr and "File exists" not in r.stderr, r.stderr
+
+
+def test_the_hosts_served_as():
+    from pasur.cli.web import served_hosts
+
+    assert set(served_hosts("127.0.0.1", [])) == {"127.0.0.1", "localhost", "::1"}
+    assert set(served_hosts("localhost", [])) == {"127.0.0.1", "localhost", "::1"}
+    assert served_hosts("192.168.1.5", []) == ["192.168.1.5"]
+    assert served_hosts("192.168.1.5", ["pasur.home"]) == ["192.168.1.5", "pasur.home"]
+    r = runner.invoke(app, ["serve", "--allow-host", "a/b", "--port", str(free_port())])
+    assert r.exit_code == 2 and "--allow-host" in r.stderr

@@ -23,6 +23,20 @@ def _split(text: str | None, sep: str = ",") -> list[str]:
     return [x.strip() for x in (text or "").split(sep) if x.strip()]
 
 
+def _names(text: str, option: str, sep: str = ",") -> list[str]:
+    """The names of a ``sep``-separated list; an empty one (two separators in a row, one at an
+    end) is refused rather than dropped."""
+    names = [x.strip() for x in text.split(sep)]
+    if any(not x for x in names):
+        raise PasurInputError(f"{option}: an empty name in {text!r} (two {sep!r} in a row, or one at an end)")
+    return names
+
+
+def _count(n: int, word: str) -> str:
+    """``1 chunk``, ``2 chunks``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 @command(app)
 def arena(
     out: Annotated[Path, typer.Option("--out", help="Folder of the arena (created; rerun to resume or extend).")],
@@ -56,7 +70,7 @@ def arena(
     from pasur.common.device import resolve_device
     from pasur.hidden.arena import ArenaSpec, run_arena
 
-    names = _split(agents)
+    names = _names(agents, "--agents")
     if len(names) < 2:
         raise PasurInputError("--agents needs at least two agents, comma-separated")
     dev = str(resolve_device(device or "cpu"))
@@ -64,8 +78,8 @@ def arena(
         spec = ArenaSpec.all_pairs(names, deals=deals, seed=seed, sample_seed=sample_seed, chunk=chunk, device=dev)
     else:
         chosen = []
-        for p in _split(pairs):
-            ab = _split(p, "/")
+        for p in _names(pairs, "--pairs"):
+            ab = _names(p, "--pairs", "/")
             if len(ab) != 2 or any(x not in names for x in ab):
                 raise PasurInputError(f"--pairs: {p!r} is not A/B with A and B among --agents")
             chosen.append((ab[0], ab[1]))
@@ -76,7 +90,9 @@ def arena(
         def started(n_todo: int, n_skipped: int) -> None:
             progress.update(task, total=n_todo)
             if not quiet and not as_json:
-                note(f"arena into {out}: {n_todo} chunks of {chunk} deals to play, {n_skipped} done before")
+                size = min(chunk, deals)
+                each = f"{'up to ' if n_todo > 1 and deals % size else ''}{_count(size, 'deal')}"
+                note(f"arena into {out}: {_count(n_todo, 'chunk')} of {each} to play, {n_skipped:,} done before")
 
         def chunk_done(res: dict) -> None:
             progress.update(task, advance=1, description=f"arena: {res['a']} vs {res['b']}")
@@ -95,7 +111,9 @@ def arena(
 
     light = {**results, "pairs": [{k: v for k, v in p.items() if k != "records"} for p in results["pairs"]]}
     typer.echo(markdown_table(light))
-    typer.echo(f"\n{run.ran} chunks played, {run.skipped} done before; {run.seconds:.1f} s; outputs in {out}")
+    typer.echo(
+        f"\n{_count(run.ran, 'chunk')} played, {run.skipped:,} done before; {run.seconds:.1f} s; outputs in {out}"
+    )
 
 
 @command(app, name="hidden-train")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import socket
 from pathlib import Path
@@ -12,6 +13,7 @@ import typer
 from pasur.cli import app
 from pasur.cli.common import command, note
 from pasur.common.errors import PasurInputError
+from pasur.common.outputs import make_parents
 
 DB_NAME = "games.sqlite3"
 
@@ -40,6 +42,26 @@ def _check_port(host: str, port: int) -> None:
             raise PasurInputError(f"cannot listen on {host}:{port}: {e.strerror}") from None
 
 
+def served_hosts(host: str, more: list[str]) -> list[str]:
+    """The ``Host`` names the server answers to: the address it listens on, this machine's
+    loopback names when it listens on loopback (or on every address), and ``more``."""
+    from pasur.web.guard import LOOPBACK_HOSTS
+
+    hosts = [host]
+    try:
+        ip = ipaddress.ip_address(host.strip("[]"))
+        loopback = ip.is_loopback or ip.is_unspecified
+    except ValueError:
+        loopback = host.lower().rstrip(".") == "localhost"
+    if loopback:
+        hosts += LOOPBACK_HOSTS
+    for h in more:
+        if not h.strip() or any(c in h for c in "/ @?#"):
+            raise PasurInputError(f"--allow-host {h!r}: give a host name or address")
+        hosts.append(h)
+    return list(dict.fromkeys(hosts))
+
+
 @command(app)
 def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on (127.0.0.1: this machine only).")] = (
@@ -57,6 +79,14 @@ def serve(
             "--allow-seeds", help="Let a new game name its deal's seed (?seed=S on the page): for practice and tests."
         ),
     ] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="Also answer requests whose Host header names this (the name the page is opened by, behind "
+            "a proxy or on another machine); repeatable. Others get 400.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the page to play Pasur against the AI: hands or matches, hints, replays. Games are
     kept in SQLite and resume after a restart."""
@@ -69,10 +99,15 @@ def serve(
     path = db or default_db()
     if path.is_dir():
         raise PasurInputError(f"--db {path}: is a folder; give a file")
+    make_parents(path, "--db")  # a file where a folder must be: one line, naming it
+    hosts = served_hosts(host, allow_host or [])
     _check_port(host, port)
     try:
-        web = create_app(path, allow_seeds=allow_seeds)
+        web = create_app(path, allow_seeds=allow_seeds, allowed_hosts=hosts)
     except sqlite3.Error as e:
         raise PasurInputError(f"--db {path}: {e}") from None
-    note(f"pasur: serving on http://{host}:{port}/ (games in {path}); Ctrl-C stops")
+    except OSError as e:
+        raise PasurInputError(f"--db {path}: {e.strerror or e}") from None
+    note(f"pasur: serving on http://{host}:{port}/ (games in {path}; answers to Host {', '.join(hosts)}); Ctrl-C stops")
     uvicorn.run(web, host=host, port=port, log_level="warning" if quiet else "info", access_log=not quiet)
+    web.state.service.store.close_all()  # uvicorn's shutdown did it too: the file alone holds every game

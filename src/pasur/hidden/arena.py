@@ -7,6 +7,12 @@ folder: ``arena.json`` (what is played), ``chunks/<pair>/<start>.json`` (one fin
 written atomically; a rerun skips them, so an interrupted run resumes), and at the end
 ``results.json``, ``table.md`` and ``deals.csv``.
 
+Agents: each pair gets its own instances, and each agent of a pair one instance per seat
+(:class:`SeatAgents`): in duplicate play the same deal is played with A as Alex and with A as
+Bob, so an agent instance that played both seats could carry what it saw as one seat (its
+cards) into the other game of the deal. Only the open-hand player, who sees every card anyway,
+is one instance shared by its pairs (it solves each deck once).
+
 Measures of a pair (A against B): A's mean margin per deal (points per game, the mean of the two
 seatings) with a 95 % interval over deals, and A's win, tie and loss rates over games.
 
@@ -30,6 +36,7 @@ from pasur.common.errors import PasurInputError
 from pasur.common.outputs import folder_lock, prepare_resumable_dir, write_text_atomic
 from pasur.game.cards import Deck
 from pasur.hidden.duplicate import play_duplicates
+from pasur.hidden.game import sees_everything
 from pasur.hidden.registry import make_agent
 from pasur.play.measures import Z95
 
@@ -59,6 +66,8 @@ class ArenaSpec:
         return cls(agents, pairs, **kw)
 
     def check(self) -> ArenaSpec:
+        if any(not a.strip() for a in self.agents):
+            raise PasurInputError("an agent's name is empty")
         if len(set(self.agents)) != len(self.agents):
             raise PasurInputError("an agent is named twice")
         if not self.pairs:
@@ -78,6 +87,48 @@ class ArenaSpec:
         d = asdict(self)
         d["agents"], d["pairs"] = list(self.agents), [list(p) for p in self.pairs]
         return d
+
+
+class SeatAgents:
+    """One agent of a pair in duplicate games: a fresh instance (``make()``) for each seat, so
+    that no state carries from the games it plays as Alex to those it plays as Bob (the same
+    deals, seats swapped). Decisions go to the seat's instance, in batches as they come."""
+
+    def __init__(self, make: Callable[[], object]) -> None:
+        self.by_seat = (make(), make())
+        self.name = self.by_seat[0].name
+
+    def choose(self, info):
+        return self.by_seat[info.player].choose(info)
+
+    def choose_batch(self, infos: Sequence) -> list:
+        out: list = [None] * len(infos)
+        for seat, agent in enumerate(self.by_seat):
+            idx = [i for i, info in enumerate(infos) if info.player == seat]
+            if idx:
+                for i, act in zip(idx, agent.choose_batch([infos[i] for i in idx]), strict=True):
+                    out[i] = act
+        return out
+
+    def forget(self) -> None:
+        for agent in self.by_seat:
+            if hasattr(agent, "forget"):
+                agent.forget()
+
+    def __repr__(self) -> str:
+        return f"<SeatAgents {self.name}>"
+
+
+def seated_agent(name: str, sample_seed: int, device: str, shared: dict[str, object] | None = None):
+    """The agent ``name`` for one pair: :class:`SeatAgents` (an instance per seat, never shared
+    with another pair), or the open-hand player, one instance in ``shared`` for all its pairs."""
+    first = make_agent(name, seed=sample_seed, device=device)
+    if sees_everything(first):
+        if shared is None:
+            return first
+        return shared.setdefault(name, first)
+    made = iter([first])
+    return SeatAgents(lambda: next(made, None) or make_agent(name, seed=sample_seed, device=device))
 
 
 def pair_slug(a: str, b: str) -> str:
@@ -121,9 +172,7 @@ def play_pair(a: str, b: str, deals: int, seed: int = 0, sample_seed: int = 0, d
     """One pair in this process, nothing written: the measures and the per-agent timing."""
     decks = [deck_of(seed + i) for i in range(deals)]
     timing: dict = {}
-    records = play_duplicates(
-        decks, make_agent(a, seed=sample_seed, device=device), make_agent(b, seed=sample_seed, device=device), timing
-    )
+    records = play_duplicates(decks, seated_agent(a, sample_seed, device), seated_agent(b, sample_seed, device), timing)
     return {**pair_measures(a, b, records), "timing": timing}
 
 
@@ -131,21 +180,20 @@ def play_pair(a: str, b: str, deals: int, seed: int = 0, sample_seed: int = 0, d
 
 
 def run_chunk(spec: dict, pairs: list[tuple[str, str]], start: int, stop: int, threads: int = 1) -> list[dict]:
-    """Play deals ``start .. stop - 1`` of each pair; per pair the records and the timing. Pairs of
-    one task share their agents (the open-hand player solves each deck once for all its pairs)."""
+    """Play deals ``start .. stop - 1`` of each pair; per pair the records and the timing. Each
+    pair has its own agents, one instance per seat (:func:`seated_agent`); the open-hand player
+    is shared by the pairs of a task (it solves each deck once for all of them)."""
     import torch
 
     torch.set_num_threads(threads)
     decks = [deck_of(spec["seed"] + i) for i in range(start, stop)]
-    agents: dict[str, object] = {}
+    shared: dict[str, object] = {}
     out = []
     for a, b in pairs:
         t0 = time.time()
-        for x in (a, b):
-            if x not in agents:
-                agents[x] = make_agent(x, seed=spec["sample_seed"], device=spec["device"])
+        agent_a, agent_b = (seated_agent(x, spec["sample_seed"], spec["device"], shared) for x in (a, b))
         timing: dict = {}
-        records = play_duplicates(decks, agents[a], agents[b], timing, keep=True)
+        records = play_duplicates(decks, agent_a, agent_b, timing, keep=True)
         for i, rec in enumerate(records):
             rec["deal"] = start + i
             rec["seed"] = spec["seed"] + start + i

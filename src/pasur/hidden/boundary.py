@@ -81,16 +81,23 @@ class LearnedBoundary:
     @classmethod
     def load(cls, path: str | Path = DEFAULT_WEIGHTS, device: str | torch.device = "cpu") -> LearnedBoundary:
         """The networks of a weights file, checked against its JSON card (``<name>.card.json``:
-        the file's SHA-256, the architecture and how it was fitted) when the card is there."""
+        the file's SHA-256, the architecture and how it was fitted). Weights without their card,
+        or that do not match it, are refused: nothing unchecked is loaded."""
         path = Path(path)
         card_file = card_path(path)
-        if card_file.exists():
-            try:
-                card = json.loads(card_file.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as e:
-                raise PasurInputError(f"{card_file}: not a readable card ({e})") from None
-            if card.get("sha256") != _sha256(path):
-                raise PasurInputError(f"{path}: does not match its card {card_file.name} (SHA-256 differs)")
+        if not path.is_file():
+            raise PasurInputError(f"{path}: no such weights file")
+        if not card_file.is_file():
+            raise PasurInputError(
+                f"{path}: its card {card_file.name} is missing, so the weights cannot be checked "
+                "(weights are written with their card by pasur hidden-train)"
+            )
+        try:
+            card = json.loads(card_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise PasurInputError(f"{card_file}: not a readable card ({e})") from None
+        if not isinstance(card, dict) or card.get("sha256") != _sha256(path):
+            raise PasurInputError(f"{path}: does not match its card {card_file.name} (SHA-256 differs)")
         try:
             blob = torch.load(path, map_location="cpu", weights_only=True)
             net = BoundaryNet(int(blob["hidden"]))

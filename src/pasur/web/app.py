@@ -3,13 +3,17 @@
 ``create_app(db_path)`` builds it (``pasur serve`` runs it under uvicorn; tests use FastAPI's test
 client). Endpoints are listed in ``docs/web.md``. A game is addressed by its id and opened by its
 token, sent as the header ``X-Pasur-Token``; a wrong token and an unknown id get the same 404.
-Errors are JSON ``{"error": message}``: 400/422 for malformed requests, 404, 409 for a move the
-rules or the game's state refuse, 413 for a body over the limit; a 500 is a bug.
+Errors are JSON ``{"error": message}``: 400/422 for malformed requests (400 too for a ``Host``
+header the server is not served as), 404, 409 for a move the rules or the game's state refuse
+and for a game whose stored record is damaged, 413 for a body over the limit; a 500 is a bug.
+On shutdown the database is checkpointed (the file alone then holds every game).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -22,7 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pasur import __version__
 from pasur.game.match import MAX_TARGET, PRESETS, MatchRules
-from pasur.web.guard import MAX_BODY, Guard
+from pasur.web.guard import LOOPBACK_HOSTS, MAX_BODY, Guard
 from pasur.web.levels import DEFAULT_LEVEL, HINT_LEVEL
 from pasur.web.service import BadInput, GameError, GameService
 from pasur.web.store import Store
@@ -70,16 +74,32 @@ def create_app(
     hint_level: str = HINT_LEVEL,
     max_body: int = MAX_BODY,
     allow_seeds: bool = False,
+    allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
 ) -> FastAPI:
     """The app on the SQLite file ``db_path`` (created if missing). ``levels``: level name ->
     agent spec (default :data:`pasur.web.levels.LEVELS`); ``hint_level``: the level hints come
     from; ``allow_seeds``: whether a new game may name its deal's seed (whoever knows the seed
-    knows every card, so only for practice and tests); the service is ``app.state.service``."""
+    knows every card, so only for practice and tests); ``allowed_hosts``: the host names the
+    server is served as, the only ``Host`` headers answered (default: this machine's loopback
+    names); the service is ``app.state.service``."""
     service = GameService(Store(db_path), levels, hint_level)
     default_level = DEFAULT_LEVEL if DEFAULT_LEVEL in service.levels else next(iter(service.levels))
-    api = FastAPI(title="pasur", version=__version__, docs_url=None, redoc_url=None, openapi_url="/api/openapi.json")
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        service.store.close_all()  # checkpoint: the games are in the database file, not its -wal
+
+    api = FastAPI(
+        title="pasur",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        lifespan=lifespan,
+    )
     api.state.service = service
-    api.add_middleware(Guard, max_body=max_body)
+    api.add_middleware(Guard, max_body=max_body, allowed_hosts=allowed_hosts)
 
     @api.exception_handler(GameError)
     async def game_error(_: Request, e: GameError) -> JSONResponse:

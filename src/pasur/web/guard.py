@@ -1,6 +1,8 @@
-"""An ASGI wrapper that every request passes first: request bodies are size-limited (413), and
-every response gets the security headers (a strict Content-Security-Policy: the page loads
-nothing but its own files) and, under ``/api/``, ``Cache-Control: no-store``.
+"""An ASGI wrapper that every request passes first: the ``Host`` header must name a host the
+server is served as (400 otherwise: a page of another site that a DNS rebinding points at this
+server is refused), request bodies are size-limited (413), and every response gets the security
+headers (a strict Content-Security-Policy: the page loads nothing but its own files) and, under
+``/api/``, ``Cache-Control: no-store``.
 
 The body is read whole (it is small) before the app sees it, so a chunked upload without a
 ``Content-Length`` is limited too.
@@ -9,9 +11,28 @@ The body is read whole (it is small) before the app sees it, so a chunked upload
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 #: the largest request body accepted, in bytes (a move is about 60)
 MAX_BODY = 16 * 1024
+#: the names of this machine's loopback interface
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def host_name(header: str) -> str:
+    """The host of a ``Host`` header, without its port, lower-case (``[::1]:8000`` -> ``::1``)."""
+    h = header.strip().lower()
+    if h.startswith("["):  # an IPv6 address
+        end = h.find("]")
+        return h[1:end] if end > 0 else h
+    if h.count(":") == 1:
+        h = h.split(":", 1)[0]
+    return h.rstrip(".")
+
+
+def normalize_hosts(hosts: Iterable[str]) -> frozenset[str]:
+    return frozenset(host_name(h) for h in hosts if h.strip())
+
 
 SECURITY_HEADERS = [
     (
@@ -35,9 +56,10 @@ async def _answer(send, status: int, message: str) -> None:
 class Guard:
     """Wraps an ASGI app (see the module docstring)."""
 
-    def __init__(self, app, max_body: int = MAX_BODY) -> None:
+    def __init__(self, app, max_body: int = MAX_BODY, allowed_hosts: Iterable[str] = LOOPBACK_HOSTS) -> None:
         self.app = app
         self.max_body = max_body
+        self.allowed_hosts = normalize_hosts(allowed_hosts)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -53,7 +75,12 @@ class Guard:
                 message = {**message, "headers": headers + extra}
             await send(message)
 
-        length = dict(scope.get("headers", [])).get(b"content-length")
+        headers = dict(scope.get("headers", []))
+        host = headers.get(b"host")
+        if host is None or host_name(host.decode("latin-1")) not in self.allowed_hosts:
+            await _answer(send_with_headers, 400, "this server does not answer to that Host header")
+            return
+        length = headers.get(b"content-length")
         if length is not None:
             if not length.isdigit():
                 await _answer(send_with_headers, 400, "bad Content-Length")

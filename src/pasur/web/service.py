@@ -12,22 +12,26 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import logging
 import os
 import random
 import secrets
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pasur.common.errors import PasurInputError
-from pasur.game.cards import CLUBS_BONUS, Deck, parse_deck, random_deck
-from pasur.game.match import HandScore, Match, MatchRules
+from pasur.game.cards import CLUBS_BONUS, SUR_POINTS, Deck, parse_deck, random_deck
+from pasur.game.match import HandScore, Match, MatchRules, score_hand
 from pasur.game.rules import Action
 from pasur.hidden.game import HiddenGame
 from pasur.web.levels import HINT_LEVEL, LEVELS, make_level
 from pasur.web.replay import replay_hand
-from pasur.web.store import GameRow, StaleWrite, Store
+from pasur.web.store import DamagedRow, GameRow, StaleWrite, Store
 from pasur.web.views import action_json, hand_view, parse_action
+
+log = logging.getLogger("pasur.web")
 
 
 class GameError(Exception):
@@ -46,8 +50,15 @@ class BadInput(GameError):
     status = 422
 
 
+class Damaged(Conflict):
+    """A stored game that cannot be read or replayed by the rules: its owner gets 409, the
+    server goes on serving the other games."""
+
+
 #: one message for an unknown game and a foreign one, so neither can be told from the other
 NOT_FOUND = "no such game"
+#: the answer about a game whose stored record cannot be read or replayed (nothing more is said)
+DAMAGED = "this game's record is damaged"
 #: hint values are estimates: rounded for the page
 HINT_PLACES = 2
 #: hints kept (by game, hand and move), oldest dropped first
@@ -91,13 +102,25 @@ def hand_result(game: HiddenGame, seat: int) -> tuple[tuple[int, int], tuple[int
     return cp, (s.surs[seat], s.surs[1 - seat])  # type: ignore[return-value]
 
 
-def match_of(row: GameRow) -> Match:
-    """The match so far, from the finished hands' stored results (players: 0 you, 1 the AI)."""
+def match_of(row: GameRow, hands: list[dict] | None = None) -> Match:
+    """The match so far, from the finished hands' stored results (players: 0 you, 1 the AI);
+    ``hands``: these hands of the row instead of all."""
     m = Match(MatchRules.from_dict(row.rules))
-    for h in row.hands:
+    for h in row.hands if hands is None else hands:
         if h.get("result") is not None:
             m = m.add_hand(tuple(h["result"]["card_points"]), tuple(h["result"]["surs"]))
     return m
+
+
+def running_score(game: HiddenGame, seat: int, rules: MatchRules, totals: tuple[int, int]) -> HandScore:
+    """The hand so far as the match scores it (players: 0 you, 1 the AI): card points with the
+    clubs bonus once clinched, and Surs through :func:`pasur.game.match.score_hand`, with the
+    match totals at the start of the hand. It is the hand's result once the hand is over, so the
+    players' panels and the result box count alike."""
+    info = game.observation(seat)
+    spec = info.points  # cards, clubs bonus once clinched, and 5 per Sur
+    card_points = tuple(spec[p] - SUR_POINTS * info.surs[p] for p in (seat, 1 - seat))
+    return score_hand(rules, card_points, (info.surs[seat], info.surs[1 - seat]), totals)  # type: ignore[arg-type]
 
 
 def score_json(h: HandScore) -> dict:
@@ -134,15 +157,35 @@ class GameService:
         return self._locks[int(token_hash(game_id)[:8], 16) % len(self._locks)]
 
     # -- loading ----------------------------------------------------------------------------
+    def _get(self, game_id: str, token: str | None) -> GameRow | None:
+        """The row if ``token`` opens it; a damaged row is :class:`Damaged` to its owner only."""
+        try:
+            return self.store.get(game_id)
+        except DamagedRow as e:
+            if token is not None and hmac.compare_digest(token_hash(token), e.token_sha256):
+                log.warning("damaged game record: %s", e)
+                raise Damaged(DAMAGED) from None
+            raise NotFound(NOT_FOUND) from None
+
     def _load(self, game_id: str, token: str | None) -> GameRow:
-        row = self.store.get(game_id) if 0 < len(game_id) <= 64 else None
+        row = self._get(game_id, token) if 0 < len(game_id) <= 64 else None
         if row is None or token is None or not hmac.compare_digest(token_hash(token), row.token_sha256):
             raise NotFound(NOT_FOUND)
+        with _reading(row):  # what every request reads of it: the rules, the match, the seats
+            match_of(row)
+            if row.first_seat not in (0, 1) or any(h["seat"] not in (0, 1) for h in row.hands):
+                raise ValueError("a seat is not 0 or 1")
         return row
 
+    def _open(self, game_id: str, token: str | None) -> Turn:
+        """The game ``token`` opens, its current hand replayed by the rules (every request reads
+        the whole record this way first, so a damaged one is always :class:`Damaged`)."""
+        return self._turn(self._load(game_id, token))
+
     def _turn(self, row: GameRow) -> Turn:
-        hand = row.hands[-1]
-        return Turn(row, hand, hand_game(hand))
+        with _reading(row):
+            hand = row.hands[-1]
+            return Turn(row, hand, hand_game(hand))
 
     def _agent(self, row: GameRow, level: str | None = None):
         return make_level(level or row.level, seed=row.sample_seed + len(row.hands), levels=self.levels)
@@ -196,13 +239,22 @@ class GameService:
     def _play(self, turn: Turn, action: Action, by: str) -> dict:
         turn.game.apply(action)
         turn.hand["moves"].append([action.card, action.captured])
-        return {"by": by, "move": action_json(action), "state": hand_view(turn.game.observation(turn.seat))}
+        return {"by": by, "move": action_json(action), "state": self._hand_view(turn)}
+
+    def _hand_view(self, turn: Turn) -> dict:
+        """What the person sees of the hand, the players' points counted as the match rules
+        score them (:func:`running_score`), as the result box counts them at the end."""
+        row = turn.row
+        rules = MatchRules.from_dict(row.rules)
+        before = match_of(row, row.hands[:-1]).totals  # the match at the start of this hand
+        score = running_score(turn.game, turn.seat, rules, before)
+        return hand_view(turn.game.observation(turn.seat), score)
 
     def _finish(self, turn: Turn) -> None:
         row = turn.row
         m = match_of(row)
         cp, surs = hand_result(turn.game, turn.seat)
-        m = m.add_hand(cp, surs)
+        m = m.add_hand(cp, surs)  # scored by score_hand, as running_score scores the hand so far
         turn.hand["result"] = {**score_json(m.hands[-1]), "totals": list(m.totals)}
         row.totals = list(m.totals)
         row.status = "over" if m.is_over else "hand_over"
@@ -215,12 +267,12 @@ class GameService:
 
     # -- requests -------------------------------------------------------------------------------
     def view(self, game_id: str, token: str | None) -> dict:
-        return self._view(self._turn(self._load(game_id, token)))
+        return self._view(self._open(game_id, token))
 
     def move(self, game_id: str, token: str | None, card: str, captured: list[str], expect: int | None = None) -> dict:
         """The person's move, then the AI's replies; the view after each is a step."""
         with self._lock(game_id):
-            turn = self._turn(self._load(game_id, token))
+            turn = self._open(game_id, token)
             if turn.row.status != "playing":
                 raise Conflict("the hand is over: start the next hand or a new game")
             played = len(turn.hand["moves"])
@@ -243,7 +295,7 @@ class GameService:
     def hint(self, game_id: str, token: str | None) -> dict:
         """Each legal move's value as the hint level estimates it from the person's information
         state: the final margin (your points minus the AI's) it expects."""
-        turn = self._turn(self._load(game_id, token))
+        turn = self._open(game_id, token)
         info = turn.game.observation(turn.seat)
         if turn.row.status != "playing" or not info.to_move:
             raise Conflict("a hint is given when it is your turn")
@@ -269,7 +321,7 @@ class GameService:
 
     def next_hand(self, game_id: str, token: str | None) -> dict:
         with self._lock(game_id):
-            row = self._load(game_id, token)
+            row = self._open(game_id, token).row
             if row.status != "hand_over":
                 raise Conflict("the next hand is dealt when a hand of an unfinished match is over")
             turn = self._deal(row)
@@ -279,7 +331,7 @@ class GameService:
 
     def replay(self, game_id: str, token: str | None, number: int | None = None) -> dict:
         """A finished hand (default: the last one finished) with every card open."""
-        row = self._load(game_id, token)
+        row = self._open(game_id, token).row
         done = [i for i, h in enumerate(row.hands, start=1) if h.get("result") is not None]
         if not done:
             raise Conflict("the replay opens when the hand is over")
@@ -291,11 +343,13 @@ class GameService:
             # a solve of the whole deal: once per hand (under the game's lock, checked again there),
             # as one of the searches at once, and kept
             with self._lock(game_id):
-                fresh = self.store.get(game_id)
+                fresh = self._get(game_id, token)
                 rep = None if fresh is None else fresh.hands[number - 1].get("replay")
                 if rep is None:
+                    with _reading(row):
+                        deck, moves = parse_deck(hand["deck"]), hand_game(hand).moves
                     with self._thinking:
-                        rep = replay_hand(parse_deck(hand["deck"]), hand_game(hand).moves, hand["seat"])
+                        rep = replay_hand(deck, moves, hand["seat"])
                     if fresh is not None:
                         fresh.hands[number - 1]["replay"] = rep
                         with contextlib.suppress(StaleWrite):
@@ -305,6 +359,10 @@ class GameService:
 
     # -- the view ---------------------------------------------------------------------------------
     def _view(self, turn: Turn) -> dict:
+        with _reading(turn.row):
+            return self._view_of(turn)
+
+    def _view_of(self, turn: Turn) -> dict:
         row = turn.row
         m = match_of(row)
         rules = MatchRules.from_dict(row.rules)
@@ -323,8 +381,21 @@ class GameService:
                 "winner": None if winner is None else ("you" if winner == 0 else "ai"),
             },
             "result": turn.hand.get("result"),
-            "hand": hand_view(turn.game.observation(turn.seat)),
+            "hand": self._hand_view(turn),
         }
+
+
+@contextlib.contextmanager
+def _reading(row: GameRow) -> Iterator[None]:
+    """Reading a stored game: anything its record makes fail (a move the rules refuse, a deck or
+    a result of the wrong shape) is :class:`Damaged`, logged, never a 500."""
+    try:
+        yield
+    except GameError:
+        raise
+    except Exception as e:
+        log.warning("damaged game record: game %s: %s: %s", row.id, type(e).__name__, e)
+        raise Damaged(DAMAGED) from None
 
 
 def _why_illegal(action: Action, legal: list[Action]) -> str:

@@ -22,6 +22,8 @@ from pathlib import Path
 from pasur.common.errors import PasurInputError
 
 SCHEMA_VERSION = 1
+#: the ``meta`` row that marks a database as this app's (written when the app creates it)
+APP_KEY, APP_NAME = "app", "pasur-web"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,14 +69,31 @@ class StaleWrite(Exception):
     """The row changed since it was read (another request won)."""
 
 
+class DamagedRow(Exception):
+    """A stored game that cannot be read (its JSON is broken or of the wrong shape); carries the
+    game's id and token hash, so that only its owner is told."""
+
+    def __init__(self, game_id: str, token_sha256: str, why: str) -> None:
+        super().__init__(f"game {game_id}: {why}")
+        self.game_id = game_id
+        self.token_sha256 = token_sha256
+
+
 class Store:
-    """The games table of one SQLite file (created with its folder if missing)."""
+    """The games table of one SQLite file (created with its folder if missing).
+
+    A file that holds anything but this app's tables is refused (:class:`PasurInputError`): a
+    database the app creates is marked by the row ``app = pasur-web`` of its ``meta`` table, and
+    only an empty database (a new path, an empty file) is made into one."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []  # every thread's connection, for close_all
+        self._opened_lock = threading.Lock()
         with self._connect() as db:
+            self._check_ours(db)
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
             got = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -84,6 +103,37 @@ class Store:
                 raise PasurInputError(
                     f"{self.path}: a games database of schema {got[0]}; this pasur reads schema {SCHEMA_VERSION}"
                 )
+            db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (APP_KEY, APP_NAME))
+
+    def _check_ours(self, db: sqlite3.Connection) -> None:
+        """Refuse a database with tables that are not this app's, before anything is written."""
+        tables = sorted(
+            name
+            for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not name.startswith("sqlite_")
+        )
+        if not tables:
+            return  # new or empty: it becomes ours
+        mark = None
+        if "meta" in tables:
+            try:
+                got = db.execute("SELECT value FROM meta WHERE key = ?", (APP_KEY,)).fetchone()
+                mark = None if got is None else got[0]
+                # made before the mark was written: the schema row and the games table say it is ours
+                if (
+                    mark is None
+                    and "games" in tables
+                    and db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() is not None
+                ):
+                    mark = APP_NAME
+            except sqlite3.Error:  # a 'meta' table of another shape
+                mark = None
+        if mark != APP_NAME:
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise PasurInputError(
+                f"{self.path}: not a pasur games database (it holds other tables: {shown}); "
+                "give a new file, or one pasur serve created"
+            )
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -95,6 +145,8 @@ class Store:
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA busy_timeout=30000")
             self._local.db = db
+            with self._opened_lock:
+                self._opened.append(db)
         yield db
 
     def close(self) -> None:
@@ -103,6 +155,24 @@ class Store:
         if db is not None:
             db.close()
             self._local.db = None
+            with self._opened_lock:
+                self._opened = [c for c in self._opened if c is not db]
+
+    def checkpoint(self) -> None:
+        """Copy every change from the ``-wal`` file into the database file and empty the WAL, so
+        that the database file alone holds every game (a copy of it is a whole backup)."""
+        with self._connect() as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+
+    def close_all(self) -> None:
+        """At shutdown: checkpoint, then close every thread's connection (a thread that asks
+        again afterwards opens a new one)."""
+        self.checkpoint()
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for db in opened:
+            db.close()
+        self._local = threading.local()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -119,21 +189,39 @@ class Store:
     # -- rows -------------------------------------------------------------------------------
     @staticmethod
     def _row(r: tuple) -> GameRow:
-        return GameRow(
-            id=r[0],
-            token_sha256=r[1],
-            level=r[2],
-            rules=json.loads(r[3]),
-            first_seat=r[4],
-            sample_seed=r[5],
-            seed=r[6],
-            status=r[7],
-            totals=json.loads(r[8]),
-            hands=json.loads(r[9]),
-            version=r[10],
-            created_at=r[11],
-            updated_at=r[12],
-        )
+        """A row as a :class:`GameRow`; :class:`DamagedRow` if its JSON is broken or its fields
+        are not of their types (what the hands say is checked by the rules when they are replayed)."""
+        try:
+            row = GameRow(
+                id=r[0],
+                token_sha256=r[1],
+                level=r[2],
+                rules=json.loads(r[3]),
+                first_seat=r[4],
+                sample_seed=r[5],
+                seed=r[6],
+                status=r[7],
+                totals=json.loads(r[8]),
+                hands=json.loads(r[9]),
+                version=r[10],
+                created_at=r[11],
+                updated_at=r[12],
+            )
+        except (ValueError, TypeError) as e:  # json.JSONDecodeError is a ValueError
+            raise DamagedRow(str(r[0]), str(r[1]), f"unreadable JSON ({e})") from None
+        shapes = [
+            (row.rules, dict, "rules"),
+            (row.totals, list, "totals"),
+            (row.hands, list, "hands"),
+            (row.level, str, "level"),
+            (row.status, str, "status"),
+        ]
+        for value, kind, what in shapes:
+            if not isinstance(value, kind):
+                raise DamagedRow(row.id, str(row.token_sha256), f"{what} is not a {kind.__name__}")
+        if not row.hands or not all(isinstance(h, dict) for h in row.hands):
+            raise DamagedRow(row.id, str(row.token_sha256), "hands are not a list of hands")
+        return row
 
     _COLUMNS = (
         "id, token_sha256, level, rules, first_seat, sample_seed, seed, status, totals, hands, version, "

@@ -14,11 +14,15 @@ Players are told apart as ``you`` and ``ai``; ``seat`` says which of Alex and Bo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pasur.game.cards import HAND_SIZE, N_ROUNDS, cards_of, format_card, format_cards, mask_of, parse_card
 from pasur.game.rules import Action, is_sur
 from pasur.game.state import FINAL_ROUND, PLAYER_NAMES
 from pasur.hidden.infostate import InfoState, Move
+
+if TYPE_CHECKING:
+    from pasur.game.match import HandScore
 
 
 def card_list(mask: int) -> list[str]:
@@ -67,10 +71,19 @@ def _who(player: int, me: int) -> str:
     return "you" if player == me else "ai"
 
 
-def hand_view(info: InfoState) -> dict:
-    """The hand as ``info.player`` sees it (JSON-ready). The final sweep shows as ``sweep``."""
+def hand_view(info: InfoState, score: HandScore | None = None) -> dict:
+    """The hand as ``info.player`` sees it (JSON-ready). The final sweep shows as ``sweep``.
+    ``score``: the hand so far under the match rules, players (you, the AI), which gives each
+    player's ``points`` and ``surs_scored``; without it every Sur scores (a single hand)."""
     me, opp = info.player, 1 - info.player
     points, clubs = info.points, info.clubs
+    if score is not None:
+        points = (score.points[0], score.points[1]) if me == 0 else (score.points[1], score.points[0])
+        scored = (
+            (score.surs_scored[0], score.surs_scored[1]) if me == 0 else (score.surs_scored[1], score.surs_scored[0])
+        )
+    else:
+        scored = info.surs
     moves = public_moves(info)
     players = {}
     for p in (me, opp):
@@ -78,6 +91,7 @@ def hand_view(info: InfoState) -> dict:
             "seat": PLAYER_NAMES[p],
             "points": points[p],
             "surs": info.surs[p],
+            "surs_scored": scored[p],
             "pile": card_list(info.piles[p]),
             "pile_count": info.piles[p].bit_count(),
             "clubs": clubs[p],

@@ -16,6 +16,30 @@ let busy = false;
 
 const $ = (id) => document.getElementById(id);
 
+// "1 card", "2 cards"
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+// a player's Surs: those made, and those that score when the match rules cancel or void some
+function sursText(p) {
+  return p.surs_scored === undefined || p.surs_scored === p.surs ? String(p.surs) : `${p.surs} (${p.surs_scored} scored)`;
+}
+
+// the end-of-hand summary: captures, the final sweep, the match
+function summaryText(h, m) {
+  const you = h.players.you;
+  const ai = h.players.ai;
+  let text = `Captured: you ${plural(you.pile_count, "card")} (${plural(you.clubs, "club")}), the AI ${ai.pile_count} (${plural(ai.clubs, "club")}).`;
+  if (h.sweep) {
+    const n = h.sweep.cards.length;
+    const what = n === 1 ? "The last card" : `The last ${n} cards`;
+    text += ` ${what} of the pool went to ${h.sweep.to === "you" ? "you" : "the AI"}, the last to capture.`;
+  }
+  if (m.target !== null) text += ` Match: you ${m.totals.you}, the AI ${m.totals.ai} (to ${m.target}).`;
+  return text;
+}
+
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -137,7 +161,7 @@ function playerEl(p, who) {
   };
   box.append(
     stat("points", p.points, "points"),
-    stat("Surs", p.surs, "surs"),
+    stat("Surs", sursText(p), "surs"),
     stat("captured", p.pile_count, "pile"),
     stat("clubs", p.clubs, "clubs"),
   );
@@ -375,10 +399,7 @@ async function handOver() {
   total.setAttribute("data-ai", r.points[1]);
   total.append(el("td", { text: "points" }), el("td", { text: String(r.points[0]) }), el("td", { text: String(r.points[1]) }));
   table.append(total);
-  let summary = `Captured: you ${h.players.you.pile_count} cards (${h.players.you.clubs} clubs), the AI ${h.players.ai.pile_count} (${h.players.ai.clubs} clubs).`;
-  if (h.sweep) summary += ` The last ${h.sweep.cards.length} cards of the pool went to ${h.sweep.to === "you" ? "you" : "the AI"}, the last to capture.`;
-  if (m.target !== null) summary += ` Match: you ${m.totals.you}, the AI ${m.totals.ai} (to ${m.target}).`;
-  $("match-summary").textContent = summary;
+  $("match-summary").textContent = summaryText(h, m);
   $("next-hand").hidden = view.status !== "hand_over";
   say("");
   loadReplay();
