@@ -109,3 +109,15 @@ def test_eval_refuses_a_file_of_another_game(tmp_path):
     assert r.exit_code == 2 and "no OpenSpiel counterpart" in r.output
     again = run("solve", "--game", "leduc", "--iterations", "2", "--out", str(out), "-q")
     assert again.exit_code == 2 and "exists already" in again.output
+
+
+def test_info_and_solve_on_the_strength_classes():
+    r = run("info", "numeral211", "--abstraction", "strength")
+    assert r.exit_code == 0, r.output
+    assert "classes per round (strength): 100 / 2,250 / 3,957" in r.stdout  # the paper's counts
+    r = run("solve", "--game", "numeral211-tiny", "--iterations", "4", "--abstraction", "strength", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    assert s["abstraction"] == "strength" and s["exploitability"] > 0
+    r = run("solve", "--game", "numeral211-tiny", "--iterations", "1", "--abstraction", "strength", "--no-iso")
+    assert r.exit_code == 2 and "iso=True" in r.stderr, r.output

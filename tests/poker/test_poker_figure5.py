@@ -111,3 +111,40 @@ def test_figure5_with_one_configuration_per_family(tmp_path):
         r = CliRunner().invoke(root, args)
         assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1, r.output
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
+def test_figure5_on_both_class_spaces(tmp_path):
+    """``--classes strength``: every method on the paper's strength classes. The baselines' buckets
+    are unions of strength classes (round 1: the strength classes themselves), the results differ
+    from the isomorphism classes', and a folder keeps one class space."""
+    import numpy as np
+
+    from pasur.poker.embedding.classes import ClassSpace
+    from pasur.poker.embedding.strength import strength_classes
+    from pasur.poker.engine import Engine
+
+    final = {}
+    for classes in ("iso", "strength"):
+        out = tmp_path / classes
+        r = run("--iterations", "4", "--configs", "1", "--classes", classes, "--out", str(out), "--json", "-q")
+        assert r.exit_code == 0, r.output
+        s = json.loads(r.stdout)
+        assert s["classes"] == classes and set(s["final_mbg"]) == {"embedding", "ehs-1", "paemd-1", "krwemd-1"}
+        assert len(set(s["stored_values"].values())) == 1
+        assert all(x > 0 for x in s["final_mbg"].values())
+        final[classes] = s["final_mbg"]
+    assert final["iso"]["embedding"] != final["strength"]["embedding"]
+    space = ClassSpace(Engine("numeral211-tiny", iso=True))
+    coarse = strength_classes(space, "paper")
+    assert sum(int(c.max()) + 1 for c in coarse) < sum(space.sizes)  # the strength classes do merge
+    for m in ("ehs-1", "paemd-1", "krwemd-1"):
+        z = np.load(tmp_path / "strength" / "buckets" / f"{m}.npz")
+        for r, c in enumerate(coarse):
+            b = z[f"round{r + 1}"]
+            assert len(np.unique(np.stack([c, b]), axis=1)[0]) == int(c.max()) + 1, (m, r)  # b is a function of c
+        assert (z["round1"] == coarse[0]).all()
+    r = run("--iterations", "4", "--configs", "1", "--classes", "iso", "--out", str(tmp_path / "strength"))
+    assert r.exit_code == 2 and "class space" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
+    r = run("--iterations", "4", "--classes", "buckets", "--out", str(tmp_path / "x"))
+    assert r.exit_code == 2 and "--classes" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
+    assert not (tmp_path / "x").exists()

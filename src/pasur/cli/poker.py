@@ -33,8 +33,10 @@ AbstractionOpt = Annotated[
     str | None,
     typer.Option(
         "--abstraction",
-        help="Buckets per round, comma separated: iso (lossless suit classes), ehs:K (hand-strength quantiles) "
-        "or lossless; e.g. iso,ehs:225,ehs:396. Default: lossless.",
+        help="Buckets per round, comma separated: iso (lossless suit classes), ehs:K (hand-strength quantiles), "
+        "strength (suit classes of equal strength: the Embedding CFR paper's classes; strength:shares and "
+        "strength:tensor are other readings) or lossless; e.g. iso,ehs:225,ehs:396; strength alone stands for "
+        "every round. Default: lossless.",
     ),
 ]
 IsoOpt = Annotated[
@@ -129,6 +131,8 @@ def info(game: GameArg, as_json: JsonOpt = False, iso: IsoOpt = None, abstractio
     typer.echo("  (board, hand) pairs per round: " + " / ".join(f"{h:,}" for h in i["hands_per_round"]))
     listed = " / ".join(f"{b:,}" for b in i["listed_boards_per_round"])
     typer.echo(f"  boards listed per round: {listed} (suit isomorphism {'on' if i['suit_isomorphism'] else 'off'})")
+    if abstraction:
+        typer.echo(f"  classes per round ({abstraction}): " + " / ".join(f"{k:,}" for k in n_keys))
     what = f"abstraction {abstraction} ({n_keys} keys)" if abstraction else "lossless"
     typer.echo(f"  a solve ({what}) needs about {human_bytes(i['solve_bytes'])}")
     if g.openspiel:
@@ -323,6 +327,14 @@ def experiment(
         int | None,
         typer.Option("--configs", help="figure5: configurations per baseline family, 1 to 3 (default 3)."),
     ] = None,
+    classes: Annotated[
+        str | None,
+        typer.Option(
+            "--classes",
+            help="figure5: the class space, iso (suit-isomorphism classes, default) or strength (the paper's "
+            "classes of equal hand strength, 100 / 2,250 / 3,957 on numeral211).",
+        ),
+    ] = None,
     device: DeviceOpt = None,
     listing: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
     as_json: JsonOpt = False,
@@ -344,7 +356,7 @@ def experiment(
         raise PasurInputError("give the game: --game NAME (see `pasur poker games`)")
     if out is None:
         raise PasurInputError("give the output folder: --out DIR")
-    options = {} if configs is None else {"configs": configs}
+    options = {k: v for k, v in (("configs", configs), ("classes", classes)) if v is not None}
     spec.check_options(options)  # refused here, before any folder is made
     _game(game)
     prepare_resumable_dir(out, list(spec.outputs))

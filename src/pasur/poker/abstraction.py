@@ -1,12 +1,14 @@
 """Card abstractions: keyings that map each (board, private hand) of a round to a bucket.
 
-Two built in, both suit-symmetric (so they run on the suit-isomorphic engine):
+Three built in, all suit-symmetric (so they run on the suit-isomorphic engine):
 
 * ``isomorphic``: the lossless classes of (board, hand) under suit permutations (Numeral211's
   round 1 has 100: 10 pairs, 45 suited and 45 offsuit rank pairs);
 * ``ehs``: expected hand strength against a uniformly random opponent hand, rolled out to the
   last round (``E[win] + E[tie] / 2``), cut into buckets of equal weight (quantiles over all
-  actual (board, hand) pairs).
+  actual (board, hand) pairs);
+* ``strength``: the isomorphism classes merged where their hand strength is equal (the paper's
+  100 / 2,250 / 3,957 on Numeral211; :mod:`pasur.poker.embedding.strength`).
 
 ``abstraction(engine, "iso,ehs:225,ehs:396")`` builds one per round from a spec; any other bucketing
 (k-means, EMD, an embedding's argmax) is a bucket table per round given to
@@ -15,36 +17,12 @@ Two built in, both suit-symmetric (so they run on the suit-isomorphic engine):
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import torch
 
 from pasur.common.errors import PasurInputError
-from pasur.poker.cards import permute_cards
+from pasur.poker.embedding.classes import isomorphic_classes
 from pasur.poker.policy import Keying
-
-
-def isomorphic_classes(engine, r: int) -> np.ndarray:
-    """Class id of every (listed board, position) of round ``r``: ``[B_r, H_r]``."""
-    g = engine.game
-    bd = engine.boards
-    boards = bd.boards[r]
-    hands = bd.hands[bd.hand_ids[r]]  # [B, Hr, k]
-    bounds = np.cumsum((0, *g.board_cards[: r + 1]))
-    best = None
-    for perm in itertools.permutations(range(g.n_suits)):
-        pb = permute_cards(boards, perm, g.n_suits)
-        for a, b in itertools.pairwise(bounds):
-            pb[:, a:b] = np.sort(pb[:, a:b], axis=1)
-        ph = np.sort(permute_cards(hands, perm, g.n_suits), axis=2)
-        key = np.concatenate([np.broadcast_to(pb[:, None, :], (*ph.shape[:2], pb.shape[1])), ph], axis=2)
-        code = np.zeros(key.shape[:2], dtype=np.int64)
-        for c in range(key.shape[2]):
-            code = code * g.n_cards + key[..., c]
-        best = code if best is None else np.minimum(best, code)
-    _, inverse = np.unique(best, return_inverse=True)
-    return inverse.reshape(best.shape)
 
 
 def hand_strength(engine, r: int) -> np.ndarray:
@@ -89,16 +67,33 @@ def quantile_buckets(values: np.ndarray, weights: np.ndarray, k: int) -> np.ndar
 
 
 def abstraction(engine, spec: str) -> Keying:
-    """A keying from a spec, one item per round: ``iso`` (lossless classes), ``ehs:K``, or
-    ``lossless`` (every board and hand; only if every round is)."""
+    """A keying from a spec, one item per round: ``iso`` (lossless classes), ``ehs:K``,
+    ``strength`` or ``strength:READING`` (the isomorphism classes merged where their strength is
+    equal, :mod:`pasur.poker.embedding.strength`; ``strength`` is the paper's reading), or
+    ``lossless`` (every board and hand; only if every round is). A spec of one ``strength`` item
+    stands for every round."""
     items = [s.strip() for s in spec.split(",")]
+    if len(items) == 1 and items[0].startswith("strength"):
+        items = items * engine.R
     if len(items) != engine.R:
         raise PasurInputError(f"abstraction {spec!r}: one item per round ({engine.R}) needed")
     if all(s == "lossless" for s in items):
         return Keying.lossless_for(engine)
     keys, n_keys = [], []
+    strength = {}  # reading -> its classes, made once
     for r, item in enumerate(items):
-        if item in ("iso", "lossless"):
+        if item == "strength" or item.startswith("strength:"):
+            from pasur.poker.embedding import strength as st
+
+            reading = item[9:] or "paper"
+            if reading not in st.READINGS:
+                raise PasurInputError(f"abstraction item {item!r}: strength:R with R one of {', '.join(st.READINGS)}")
+            if reading not in strength:
+                space = st.strength_space(engine)
+                strength[reading] = (space, st.strength_classes(space, reading))
+            space, classes = strength[reading]
+            tab = classes[r][space.rounds[r].of_position]
+        elif item in ("iso", "lossless"):
             if item == "lossless" and engine.iso:
                 raise PasurInputError("a lossless round needs the engine with iso=False; use 'iso'")
             tab = (
@@ -116,7 +111,7 @@ def abstraction(engine, spec: str) -> Keying:
             mult = engine.boards.mult[r][:, None]
             tab = quantile_buckets(hand_strength(engine, r), mult, k)
         else:
-            raise PasurInputError(f"abstraction item {item!r}: use iso, lossless or ehs:K")
+            raise PasurInputError(f"abstraction item {item!r}: use iso, lossless, ehs:K or strength")
         keys.append(torch.as_tensor(tab, dtype=torch.int64, device=engine.device))
         n_keys.append(int(tab.max()) + 1)
     return Keying(keys, n_keys, lossless=False, name=spec)

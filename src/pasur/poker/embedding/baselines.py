@@ -15,6 +15,13 @@ they stand for, and use :func:`pasur.poker.embedding.kmeans.kmeans` (k-means++, 
 
 A bucketing is a list of ``[n_r]`` bucket ids per round; :func:`keying` turns it into the core's
 :class:`pasur.poker.policy.Keying` (solved with vanilla CFR on the abstraction, full width).
+
+``classes``: a coarser class space to cluster instead of the isomorphism classes, such as the
+strength classes (:mod:`pasur.poker.embedding.strength`), one ``[n_r]`` class id per isomorphism
+class and round. Each coarse class clusters as one point, the weighted mean of its isomorphism
+classes' features weighted by the hands they stand for (EHS and PaEmd features are equal within a
+strength class of the paper's reading; KrwEmd's predecessor rows differ), so every bucket is a
+union of coarse classes; round 1 is then the coarse classes themselves.
 """
 
 from __future__ import annotations
@@ -43,27 +50,48 @@ def _cdf_features(hist: np.ndarray, gaps: np.ndarray) -> np.ndarray:
     return np.cumsum(hist, axis=1)[:, :-1] * gaps[None, :]
 
 
-def _check(space, budgets) -> None:
+def _check(space, budgets, classes=None) -> None:
     if len(budgets) != space.R or budgets[0] is not None:
         raise PasurInputError(f"one bucket count per round after the first ({space.R - 1}) needed")
+    if classes is not None and [len(c) for c in classes] != space.sizes:
+        raise PasurInputError(f"a coarse class per isomorphism class needed ({space.sizes})")
 
 
-def ehs(space, budgets, seed: int = 0, shares=None) -> list[np.ndarray]:
-    _check(space, budgets)
+def _first(space, classes) -> np.ndarray:
+    """Round 1, lossless: its isomorphism classes, or the coarse classes."""
+    return np.arange(space.rounds[0].n) if classes is None else np.asarray(classes[0])
+
+
+def _cluster(space, r: int, feats: np.ndarray, k: int, metric: str, seed: int, classes) -> np.ndarray:
+    """k-means of round ``r``'s classes (or of their coarse classes, each the weighted mean of its
+    members' features); a bucket per isomorphism class."""
+    w = space.rounds[r].weight
+    if classes is None:
+        return kmeans(feats, w, k, metric=metric, seed=seed)
+    c = np.asarray(classes[r])
+    n = int(c.max()) + 1
+    cw = np.bincount(c, weights=w, minlength=n)
+    f = np.zeros((n, feats.shape[1]))
+    np.add.at(f, c, feats * w[:, None])
+    return kmeans(f / cw[:, None], cw, k, metric=metric, seed=seed)[c]
+
+
+def ehs(space, budgets, seed: int = 0, shares=None, classes=None) -> list[np.ndarray]:
+    _check(space, budgets, classes)
     eq = equities(space, shares)
-    out = [np.arange(space.rounds[0].n)]
+    out = [_first(space, classes)]
     for r in range(1, space.R):
-        out.append(kmeans(eq[r][:, None], space.rounds[r].weight, budgets[r], metric="l2", seed=seed + 101 * r))
+        out.append(_cluster(space, r, eq[r][:, None], budgets[r], "l2", seed + 101 * r, classes))
     return out
 
 
-def paemd(space, budgets, seed: int = 0, shares=None) -> list[np.ndarray]:
-    _check(space, budgets)
+def paemd(space, budgets, seed: int = 0, shares=None, classes=None) -> list[np.ndarray]:
+    _check(space, budgets, classes)
     eq = equities(space, shares)
     last = space.R - 1
     out = [None] * space.R
-    out[0] = np.arange(space.rounds[0].n)
-    out[last] = kmeans(eq[last][:, None], space.rounds[last].weight, budgets[last], metric="l2", seed=seed + 101 * last)
+    out[0] = _first(space, classes)
+    out[last] = _cluster(space, last, eq[last][:, None], budgets[last], "l2", seed + 101 * last, classes)
     for r in range(last - 1, 0, -1):
         nxt, k = out[r + 1], budgets[r + 1]
         w = space.rounds[r + 1].weight
@@ -75,7 +103,7 @@ def paemd(space, budgets, seed: int = 0, shares=None) -> list[np.ndarray]:
         hist = np.zeros((space.rounds[r].n, k))
         np.add.at(hist, (np.arange(len(ch))[:, None], ch), 1.0 / ch.shape[1])
         feats = _cdf_features(hist, np.diff(mean[order]))
-        out[r] = kmeans(feats, space.rounds[r].weight, budgets[r], metric="l1", seed=seed + 101 * r)
+        out[r] = _cluster(space, r, feats, budgets[r], "l1", seed + 101 * r, classes)
     return out
 
 
@@ -108,13 +136,13 @@ def krwemd_features(space, r: int, weights, shares=None, bins: int = BINS) -> np
     return np.concatenate(parts, axis=1)
 
 
-def krwemd(space, budgets, weighting: int = 3, seed: int = 0, shares=None) -> list[np.ndarray]:
-    _check(space, budgets)
+def krwemd(space, budgets, weighting: int = 3, seed: int = 0, shares=None, classes=None) -> list[np.ndarray]:
+    _check(space, budgets, classes)
     wts = np.asarray(KRW_WEIGHTINGS[weighting][: space.R] if space.R <= 3 else np.ones(space.R))
-    out = [np.arange(space.rounds[0].n)]
+    out = [_first(space, classes)]
     for r in range(1, space.R):
         f = krwemd_features(space, r, wts / wts[: r + 1].sum(), shares)
-        out.append(kmeans(f, space.rounds[r].weight, budgets[r], metric="l1", seed=seed + 101 * r))
+        out.append(_cluster(space, r, f, budgets[r], "l1", seed + 101 * r, classes))
     return out
 
 

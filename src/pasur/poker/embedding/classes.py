@@ -17,12 +17,35 @@ hold (``groups``), so a per-board operator is one batched matrix product per gro
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
 from pasur.common.errors import PasurInputError
-from pasur.poker.abstraction import isomorphic_classes
+from pasur.poker.cards import permute_cards
+
+
+def isomorphic_classes(engine, r: int) -> np.ndarray:
+    """Class id of every (listed board, position) of round ``r``: ``[B_r, H_r]``."""
+    g = engine.game
+    bd = engine.boards
+    boards = bd.boards[r]
+    hands = bd.hands[bd.hand_ids[r]]  # [B, Hr, k]
+    bounds = np.cumsum((0, *g.board_cards[: r + 1]))
+    best = None
+    for perm in itertools.permutations(range(g.n_suits)):
+        pb = permute_cards(boards, perm, g.n_suits)
+        for a, b in itertools.pairwise(bounds):
+            pb[:, a:b] = np.sort(pb[:, a:b], axis=1)
+        ph = np.sort(permute_cards(hands, perm, g.n_suits), axis=2)
+        key = np.concatenate([np.broadcast_to(pb[:, None, :], (*ph.shape[:2], pb.shape[1])), ph], axis=2)
+        code = np.zeros(key.shape[:2], dtype=np.int64)
+        for c in range(key.shape[2]):
+            code = code * g.n_cards + key[..., c]
+        best = code if best is None else np.minimum(best, code)
+    _, inverse = np.unique(best, return_inverse=True)
+    return inverse.reshape(best.shape)
 
 
 @dataclass(frozen=True)
@@ -48,7 +71,7 @@ class RoundClasses:
     count: np.ndarray  # [n] positions of the class on its board
     weight: np.ndarray  # [n] actual (board, hand) pairs: count x the board's multiplicity
     of_position: np.ndarray  # [B_r, H_r] class of every (listed board, position)
-    core_id: np.ndarray  # [n] the class id of pasur.poker.abstraction.isomorphic_classes
+    core_id: np.ndarray  # [n] the class id of isomorphic_classes
     groups: list[Group]
     parent: np.ndarray | None = None  # [n] class in round r - 1 (None in round 0)
     children: np.ndarray | None = None  # [n, k] classes of round r + 1, one per next deal

@@ -52,13 +52,13 @@ def class_tensors(space, r: int) -> np.ndarray:
     return hand_tensors(space.game, bd.hands[rc.hand], bd.boards[r][rc.board], r)
 
 
-def terminal_shares(space) -> np.ndarray:
-    """``[n_last, 3]`` (lose, draw, win) shares of each last-round class against every opponent
-    hand that misses its cards and the board."""
+def terminal_counts(space) -> np.ndarray:
+    """``[n_last, 3]`` int64: how many opponent hands that miss the class's cards and the board
+    each last-round class loses to, draws with and beats (the same total for every class)."""
     bd = space.engine.boards
     last = space.R - 1
     rc = space.rounds[last]
-    out = np.zeros((rc.n, 3))
+    out = np.zeros((rc.n, 3), dtype=np.int64)
     for b in np.unique(rc.board):
         ids = bd.hand_ids[last][b]
         st = bd.strength[b, ids]
@@ -67,11 +67,28 @@ def terminal_shares(space) -> np.ndarray:
         p = rc.pos[cls]
         ok = (masks[p][:, None] & masks[None, :]) == 0
         mine, theirs = st[p][:, None], st[None, :]
-        counts = np.stack(
+        out[cls] = np.stack(
             [(ok & (mine < theirs)).sum(1), (ok & (mine == theirs)).sum(1), (ok & (mine > theirs)).sum(1)], 1
         )
-        out[cls] = counts / counts.sum(1, keepdims=True)
     return out
+
+
+def rollout_counts(space) -> list[np.ndarray]:
+    """Per round, ``[n_r, 3]`` int64: :func:`terminal_counts` summed over every completion of the
+    board (the class's next deals, recursively): the rolled-out shares times a constant of the
+    round, so equal shares are equal integers (no rounding in a comparison)."""
+    counts = [None] * space.R
+    counts[-1] = terminal_counts(space)
+    for r in range(space.R - 2, -1, -1):
+        counts[r] = counts[r + 1][space.rounds[r].children].sum(1)
+    return counts
+
+
+def terminal_shares(space) -> np.ndarray:
+    """``[n_last, 3]`` (lose, draw, win) shares of each last-round class against every opponent
+    hand that misses its cards and the board."""
+    counts = terminal_counts(space)
+    return counts / counts.sum(1, keepdims=True)
 
 
 def rollout_shares(space) -> list[np.ndarray]:

@@ -13,6 +13,13 @@ Prepared once into ``--out`` and reused: ``nets/`` (one HandEbdNet per round, Py
 with its loss curve), ``buckets/`` (each bucketing). Each method's run is checkpointed in
 ``checkpoints/`` at every measurement (powers of two, and the last iteration) and at least once a
 minute, so an interrupted run resumes. ``--workers K`` runs K methods at once in processes.
+
+``--classes strength`` runs every method on the paper's strength classes (100 / 2,250 / 3,957 on
+Numeral211, :mod:`pasur.poker.embedding.strength`) instead of the isomorphism classes: round 1 is
+CFR on its strength classes, HandEbdNet's Phi has one column per strength class (the weighted mean
+of its isomorphism classes' columns; the same networks), and each baseline clusters strength
+classes. The traversal and the exploitability stay exact in the real game, so what the merge
+loses shows. One class space per ``--out``.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from pasur.poker.embedding import baselines, handnet
 from pasur.poker.embedding.classes import ClassSpace
 from pasur.poker.embedding.phi import Embedding
 from pasur.poker.embedding.solver import EmbeddingCFR
+from pasur.poker.embedding.strength import coarse_phi, strength_classes
 from pasur.poker.embedding.tensors import class_tensors, rollout_shares, strength_tensors
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
@@ -60,6 +68,19 @@ DTYPE = torch.float32
 #: how the baselines run: "classes" (one-hot Phi in class space, the same iterates as the core's
 #: CFR on their keying, tests/poker/test_poker_embedding.py; about 1.6x faster on Numeral211) or "core"
 SOLVER = "classes"
+#: the class spaces a run can take (--classes): suit-isomorphism classes, or the paper's strength classes
+CLASS_SPACES = ("iso", "strength")
+
+
+def check_classes(classes: str) -> str:
+    if classes not in CLASS_SPACES:
+        raise PasurInputError(f"--classes must be one of {', '.join(CLASS_SPACES)}, not {classes!r}")
+    return classes
+
+
+def coarse_classes(space, classes: str) -> list[np.ndarray] | None:
+    """The strength class of every isomorphism class per round, or None (``iso``)."""
+    return None if check_classes(classes) == "iso" else strength_classes(space, "paper")
 
 
 def methods_for(configs: int = CONFIGS) -> tuple[str, ...]:
@@ -144,14 +165,15 @@ def prepare_nets(space, out: Path, seed: int, device: str, progress=None) -> lis
     return cards
 
 
-def _bucketing(space, method: str, seed: int) -> list[np.ndarray]:
+def _bucketing(space, method: str, seed: int, classes: str = "iso") -> list[np.ndarray]:
     f, i = family(method), config(method)
     b = budgets(space)
+    coarse = coarse_classes(space, classes)
     if f == "ehs":
-        return baselines.ehs(space, b, seed=seed + i)
+        return baselines.ehs(space, b, seed=seed + i, classes=coarse)
     if f == "paemd":
-        return baselines.paemd(space, b, seed=seed + i)
-    return baselines.krwemd(space, b, weighting=i, seed=seed)
+        return baselines.paemd(space, b, seed=seed + i, classes=coarse)
+    return baselines.krwemd(space, b, weighting=i, seed=seed, classes=coarse)
 
 
 def clustering_seconds(out: Path, method: str) -> float | None:
@@ -160,19 +182,21 @@ def clustering_seconds(out: Path, method: str) -> float | None:
     return float(z["seconds"]) if "seconds" in z.files else None
 
 
-def prepare_buckets(space, out: Path, method: str, seed: int) -> list[np.ndarray]:
+def prepare_buckets(space, out: Path, method: str, seed: int, classes: str = "iso") -> list[np.ndarray]:
     (out / BUCKETS).mkdir(exist_ok=True)
     path = out / BUCKETS / f"{method}.npz"
     if path.is_file():
         z = np.load(path)
-        if str(z["game"]) != space.game.name or int(z["seed"]) != seed:
-            raise PasurInputError(f"{path}: made for another game or seed; choose another --out")
+        made = str(z["classes"]) if "classes" in z.files else "iso"
+        if str(z["game"]) != space.game.name or int(z["seed"]) != seed or made != classes:
+            raise PasurInputError(f"{path}: made for another game, seed or class space; choose another --out")
         return [z[f"round{r + 1}"] for r in range(space.R)]
     t0 = time.perf_counter()
-    b = _bucketing(space, method, seed)
+    b = _bucketing(space, method, seed, classes)
     secs = time.perf_counter() - t0
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, game=space.game.name, seed=seed, seconds=secs, **{f"round{r + 1}": x for r, x in enumerate(b)})
+        np.savez(fh, game=space.game.name, seed=seed, classes=classes, seconds=secs,
+                 **{f"round{r + 1}": x for r, x in enumerate(b)})  # fmt: skip
     return b
 
 
@@ -191,23 +215,27 @@ def phi_stats(phi: torch.Tensor, r: int) -> dict:
 class MethodRun:
     """The solver of one method, with a checkpointable state and its stored value count."""
 
-    def __init__(self, engine, space, method: str, out: Path, seed: int) -> None:
+    def __init__(self, engine, space, method: str, out: Path, seed: int, classes: str = "iso") -> None:
         self.method = method
         self.engine = e = engine
         w = [torch.as_tensor(rc.weight, dtype=e.dtype, device=e.device) for rc in space.rounds]
         self.phi_stats: list[dict] = []
+        coarse = coarse_classes(space, classes)
         if method == "embedding":
-            embs = [Embedding.identity(w[0])]
+            embs = [Embedding.identity(w[0]) if coarse is None else Embedding.buckets(coarse[0], w[0])]
             for r in range(1, space.R):
                 net, _ = handnet.load(out / NETS / f"round{r + 1}", game=space.game.name, round=r, m=budgets(space)[r])
                 phi = handnet.embedding_matrix(net, class_tensors(space, r), device=e.device)
+                if coarse is not None:
+                    phi = coarse_phi(phi, coarse[r], space.rounds[r].weight)
                 embs.append(Embedding.dense(phi, w[r]))
-                self.phi_stats.append(phi_stats(phi, r))
+                first = np.arange(phi.shape[1]) if coarse is None else np.unique(coarse[r], return_index=True)[1]
+                self.phi_stats.append(phi_stats(phi[:, torch.as_tensor(first, device=phi.device)], r))
         elif SOLVER == "classes":
-            b = prepare_buckets(space, out, method, seed)
+            b = prepare_buckets(space, out, method, seed, classes)
             embs = [Embedding.buckets(torch.as_tensor(x, device=e.device), wr) for x, wr in zip(b, w, strict=True)]
         else:
-            keying = baselines.keying(space, prepare_buckets(space, out, method, seed), method)
+            keying = baselines.keying(space, prepare_buckets(space, out, method, seed, classes), method)
             self.solver = CFRSolver(e, CFRConfig(method="cfr", updates="simultaneous"), keying=keying)
             self.stored = sum(int(lg.sum()) * k for lg, k in zip(self.solver.legal, keying.n_keys, strict=True))
             return
@@ -245,7 +273,15 @@ class MethodRun:
 
 
 def advance(
-    game: str, method: str, iterations: int, out: Path, device: str, seed: int, report=None, threads: int = 1
+    game: str,
+    method: str,
+    iterations: int,
+    out: Path,
+    device: str,
+    seed: int,
+    classes: str = "iso",
+    report=None,
+    threads: int = 1,
 ) -> dict:
     """Run (or resume) one method to ``iterations``, measuring at :func:`schedule`; its checkpoint.
     ``threads``: torch threads for it (one per process when methods run side by side; the
@@ -258,11 +294,14 @@ def advance(
         if engine.device.type == "cuda":  # this method's peak, not an earlier one's in this process
             torch.cuda.reset_peak_memory_stats(engine.device)
         space = ClassSpace(engine)
-        run = MethodRun(engine, space, method, out, seed)
+        run = MethodRun(engine, space, method, out, seed, classes)
         ck = load_checkpoint(out, game, method, iterations)
         if ck is None:
             ck = {"game": game, "method": method, "iteration": 0, "trace": [], "solver_seconds": 0.0,
-                  "measure_seconds": 0.0, "stored_values": run.stored, "phi": run.phi_stats, "state": None}  # fmt: skip
+                  "measure_seconds": 0.0, "stored_values": run.stored, "phi": run.phi_stats, "state": None,
+                  "classes": classes}  # fmt: skip
+        elif ck.get("classes", "iso") != classes:
+            raise PasurInputError(f"--out {out} holds {method} on {ck.get('classes', 'iso')} classes, not {classes}")
         else:
             run.load(ck["state"])
         spent = ck.get("wall_seconds", 0.0)  # checkpoints from before 2026-11-23 lack the costs
@@ -303,7 +342,10 @@ def advance(
 
 def run_methods(run: ExperimentRun, methods) -> dict[str, dict]:
     """Advance every method (``run.workers`` at once) and return their checkpoints."""
-    return checkpoints.run_methods(run, methods, advance, run.seed, label=f"CFR iterations, {len(methods)} methods")
+    classes = run.options.get("classes", "iso")
+    return checkpoints.run_methods(
+        run, methods, advance, run.seed, classes, label=f"CFR iterations, {len(methods)} methods"
+    )
 
 
 # ---------------------------------------------------------------- outputs
@@ -349,11 +391,13 @@ def _markdown(run, traces, best, cks, cards, started, load0) -> tuple[str, dict]
         b = final[best[f]]["exploitability_mbg"]
         claim[f] = {"best": best[f], "mbg": b, "embedding_below": emb < b, "ratio": emb / b if b else float("inf")}
     it = traces["embedding"][-1]["iteration"]
-    lines = [f"### Figure 5 on {run.game} ({it:,} iterations)", "",
+    classes = run.options.get("classes", "iso")
+    on = "the strength classes (the paper's)" if classes == "strength" else "the isomorphism classes"
+    lines = [f"### Figure 5 on {run.game} ({it:,} iterations, {classes} classes)", "",
              "Exploitability of each method's average strategy in the real game (exact best response, "
              f"NashConv / 2), in milli-blinds per game (1 blind = the ante, {blind(get_game(run.game)):g} chips). "
              "Vanilla CFR, full width, simultaneous updates; round 1 lossless; rounds 2 and 3 at "
-             f"{', '.join(str(b) for b in budgets_of(run.game)[1:])} advisors or buckets.", "",
+             f"{', '.join(str(b) for b in budgets_of(run.game)[1:])} advisors or buckets, over {on}.", "",
              "| method | stored strategy values | " + " | ".join(f"{p:,}" for p in _columns(traces)) + " |",
              "|---|---|" + "---|" * len(_columns(traces))]  # fmt: skip
     for m, rows in traces.items():
@@ -400,7 +444,7 @@ def _markdown(run, traces, best, cks, cards, started, load0) -> tuple[str, dict]
     summary = {"game": run.game, "iterations": it, "final_mbg": {m: r["exploitability_mbg"] for m, r in final.items()},
                "best": best, "claim": claim, "stored_values": {m: ck["stored_values"] for m, ck in cks.items()},
                "solver_seconds": secs, "measure_seconds": meas, "wall_seconds": wall, "peak_mb": peak,
-               "memory": kind, "preparation_seconds": prep}  # fmt: skip
+               "memory": kind, "preparation_seconds": prep, "classes": classes}  # fmt: skip
     return "\n".join(lines) + "\n", summary
 
 
@@ -418,7 +462,7 @@ def _columns(traces) -> list[int]:
     "space, against iterations (log axes).",
     tables=("figure5.md",),
     outputs=OUTPUTS,
-    options={"configs": methods_for},
+    options={"configs": methods_for, "classes": check_classes},
 )
 def figure5(run: ExperimentRun) -> dict:
     started, load0 = time.perf_counter(), os.getloadavg()
@@ -426,9 +470,10 @@ def figure5(run: ExperimentRun) -> dict:
     space = ClassSpace(engine)
     cards = prepare_nets(space, run.out, run.seed, run.device, run.progress)
     methods = methods_for(run.options.get("configs", CONFIGS))
+    classes = check_classes(run.options.get("classes", "iso"))
     for m in methods[1:]:
         run.progress(0, 0, f"clustering {m}")
-        prepare_buckets(space, run.out, m, run.seed)
+        prepare_buckets(space, run.out, m, run.seed, classes)
     cks = run_methods(run, methods)
     traces = {m: [r for r in ck["trace"] if r["iteration"] <= run.iterations] for m, ck in cks.items()}
     best = best_per_family(traces)
@@ -438,7 +483,8 @@ def figure5(run: ExperimentRun) -> dict:
     write_text_atomic(
         run.out / "figure5.csv", "\n".join([",".join(cols)] + [",".join(str(r[c]) for c in cols) for r in rows]) + "\n"
     )
-    _plot(run.out / "figure5.png", traces, best, f"Figure 5: {run.game}")
+    title = f"Figure 5: {run.game}" + (" (strength classes)" if classes == "strength" else "")
+    _plot(run.out / "figure5.png", traces, best, title)
     md, summary = _markdown(run, traces, best, cks, cards, started, load0)
     write_text_atomic(run.out / "figure5.md", md)
     write_text_atomic(run.out / "figure5.json", json.dumps(summary, indent=1) + "\n")
