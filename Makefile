@@ -14,12 +14,12 @@ $(VENV)/.installed: pyproject.toml scripts/bootstrap.sh
 demo: setup
 	$(BIN)/pasur solve --seed $(SEED)
 
-## The test suite (what CI runs): lint, then unit, property and doctests, one worker per core
-## (TEST_WORKERS=0 runs them in this process).
+## The test suite (what CI runs): lint, then unit, property and doctests, one worker per core,
+## idle workers taking tests from busy ones (TEST_WORKERS=0 runs them in this process).
 TEST_WORKERS ?= auto
 test: setup
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks

@@ -133,7 +133,7 @@ def test_solve_exact_on_the_tensor_tree(reference_decks, tree):
 
 
 def test_exact_and_reference_lines_agree(reference_decks):
-    nd = reference_decks[1]
+    nd = reference_decks[2]  # the quickest of the three to solve by plain minimax
     a = json.loads(run("solve", "--deck", str(nd.deck), "--method", "exact", "--json", "-q").stdout)
     b = json.loads(run("solve", "--deck", str(nd.deck), "--method", "reference", "--json", "-q").stdout)
     assert a["optimal_line"] == b["optimal_line"] and a["value"] == b["value"] == nd.value

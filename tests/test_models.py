@@ -163,6 +163,71 @@ def test_batch_infoset_features_are_the_trees(mode, seed):
         state.apply(actions, pick)
 
 
+@pytest.mark.parametrize(("mode", "first_round"), [("compact", 0), ("paper", 2)])
+def test_features_in_play_are_the_table_rows_over_whole_games(mode, first_round, tmp_path):
+    """Games to the end, as the model agent plays them (every turn of every round from
+    ``first_round`` on, both seats; the paper tree of a whole deal is 4 million rows, so it starts
+    at round 2, after two rounds of inherited score): the features the agent scores for the action
+    taken are the strategy table's row of that edge, read back from the Parquet file a model
+    trains on (every column in the paper tree; in the compact tree, whose nodes keep one
+    representative history, all but the card columns)."""
+    from pasur.game.cards import Deck
+    from pasur.game.state import GameState
+
+    deal = GameState.initial(Deck.from_seed(36))  # one of the smallest trees among seeds 0..39
+    start = deal if first_round == 0 else position(36, first_round, 0)
+    tree = build_tree(start, mode, infosets=True)
+    uniform = {}
+    for rt in tree.rounds:
+        for t in range(rt.start_turn, 8):
+            parent = rt.edges(t)[0]
+            uniform[(rt.round, t)] = 1.0 / torch.bincount(parent)[parent].float()
+    path = tmp_path / "t.parquet"
+    write_strategy_table(path, tree, uniform, "seed-36")
+    table = pq.read_table(path, columns=[*FEATURE_COLUMNS, "edge"]).to_pydict()
+    rows = np.stack([np.asarray(table[c]) for c in FEATURE_COLUMNS], 1)
+    # the table's rows of each layer (round, turn of the action), indexed by the tree's edge
+    layer = rows[:, 55].astype(np.int64) * 8 + rows[:, 56].astype(np.int64) * 2 + rows[:, 57].astype(np.int64)
+    edge = np.asarray(table["edge"])
+    by_layer = {}
+    for k in np.unique(layer):
+        at = np.flatnonzero(layer == k)
+        by_layer[int(k)] = rows[at[np.argsort(edge[at], kind="stable")]]
+    n = 12
+    state = BatchState.from_state(start, n)
+    state.tracker = TreeTracker(tree, n)
+    tracker = InfosetTracker(state, mode)
+    state.infosets[mode] = tracker
+    agent = BatchRandom(5)
+    cols = slice(0, 58) if mode == "paper" else slice(52, 58)
+    seen = set()
+    while not state.is_terminal:
+        actions = state.legal_actions()
+        pick = agent.choose(state, actions)
+        features = tracker.children(state, actions)[pick].numpy()
+        first = torch.cumsum(actions.brf, 0) - actions.brf
+        edge = state.tracker.edges_of_games(state.round, state.turn, pick - first[actions.row[pick]])
+        expected = by_layer[state.round * 8 + state.turn][edge.numpy()]
+        assert np.array_equal(features[:, cols], expected[:, cols]), (state.round, state.turn)
+        seen.add((state.round, state.turn))
+        state.apply(actions, pick)
+    assert seen == {(r, t) for r in range(first_round, 6) for t in range(8)}
+
+
+def test_fit_states_the_models_defaults():
+    """``pasur fit`` takes its defaults from ModelParams (the paper's authors' settings) and says them."""
+    from typer.testing import CliRunner
+
+    from pasur.cli import app
+
+    text = " ".join(CliRunner().invoke(app, ["fit", "--help"], env={"COLUMNS": "200"}).output.split())
+    d = ModelParams()
+    assert (d.max_depth, d.learning_rate, d.rounds, d.min_split_loss, d.reg_lambda) == (16, 0.1, 700, 1.0, 0.0)
+    for stated in ("(default 16)", "(default 0.1)", "(default 700)", "(default 1, the paper's)", "(default 0)"):
+        assert stated in text, stated
+    assert d.xgb_params("cpu")["lambda"] == 0.0 and d.xgb_params("cpu")["gamma"] == 1.0
+
+
 def test_infosets_need_the_rounds_history():
     state = BatchState.from_state(position(1, 4, 2), 3)
     with pytest.raises(ValueError, match="round's first turn"):

@@ -52,7 +52,7 @@ def test_the_panels_count_points_as_the_match_rules_score_them(client):
     played to its end, and every finished hand's panels must equal its result."""
     rng = random.Random(1)
     cancelled = 0
-    for seed in range(40):
+    for seed in range(4, 40):  # from 4: the first match (with these moves) where a Sur is cancelled
         view, h = start(
             client,
             seed=seed * 7,
