@@ -9,7 +9,6 @@ from pasur.common.errors import PasurInputError
 from pasur.game.cards import Deck, mask_of, parse_card
 from pasur.game.rules import Action, immediate_points
 from pasur.play.agents import ExactAgent, GreedyAgent, RandomAgent, make_agent, play_game
-from pasur.solve.reference import solve_deck
 
 
 def C(t: str) -> int:
@@ -60,17 +59,22 @@ def test_exact_agent_plays_the_value_from_late_positions(seed):
     assert log.final.utility() == naive_value(s)
 
 
-def test_exact_self_play_of_a_full_deck_equals_its_value(reference_decks):
+@pytest.fixture(scope="module")
+def exact_agent() -> ExactAgent:
+    """One exact agent for the module: its memo of solved positions is shared by the tests."""
+    return ExactAgent()
+
+
+def test_exact_self_play_of_a_full_deck_equals_its_value(reference_decks, exact_agent):
+    """The reference deck's value was found by two independent solvers (shared/decks)."""
     nd = reference_decks[2]
-    value, _ = solve_deck(nd.deck)
-    agent = ExactAgent()
     for _ in range(2):  # deterministic: same game, same result every time
-        assert play_game(nd.deck, agent, agent).final.utility() == value == nd.value
+        assert play_game(nd.deck, exact_agent, exact_agent).final.utility() == nd.value
 
 
-def test_exact_agent_beats_or_matches_value_against_greedy(reference_decks):
+def test_exact_agent_beats_or_matches_value_against_greedy(reference_decks, exact_agent):
     nd = reference_decks[2]
-    log = play_game(nd.deck, ExactAgent(), GreedyAgent())
+    log = play_game(nd.deck, exact_agent, GreedyAgent())
     assert log.final.utility() >= nd.value
 
 

@@ -139,26 +139,16 @@ def test_figure15_bands_over_decks(tmp_path):
         ex.figure15(decks(36), tmp_path / "f15b", DeckJob(), INLINE)
 
 
-def test_figure14_with_models(tmp_path):
-    job = DeckJob(games=100, fit=True, model_params={"rounds": 5, "max_depth": 4})
-    summary = ex.figure14(decks(36, 24), tmp_path / "f14", job, INLINE)
-    rows = read_csv(tmp_path / "f14" / "figure14.csv")
-    assert len(rows) == 2
-    assert {"model_vs_model_win", "model_vs_random_mean", "random_vs_model_tie"} <= set(rows[0])
-    assert summary["agent"] == "model" and 0 <= summary["model-vs-random"]["mean_win_rate"] <= 1
-    assert (tmp_path / "f14" / "figure14.png").exists()
-    assert not (tmp_path / "f14" / "figure14-paper.md").exists()
-
-
 PAPER_CSV = """,Deck,MM_WINS,MM_SCORES,MR_WINS,MR_SCORES,RM_WINS,RM_SCORES,RR_WINS,RR_SCORES
 0,0,31.82,-1.907,96.8,13.9196,4.52,-8.952,66.06,5.3268
 1,1,0.64,-15.7046,80.98,6.0078,0.0,-21.2372,17.86,-7.3714
 """
 
 
-def test_figure14_beside_the_papers_recorded_self_play(tmp_path):
-    """Decks read from a deck tensor like the paper's, its MM.csv beside our matchups: each deck's
-    numbers are the paper's row of the same index and our own games, averages with intervals."""
+def test_figure14_with_models_beside_the_papers_recorded_self_play(tmp_path):
+    """Figure 14 with models, on decks read from a deck tensor like the paper's, its MM.csv beside
+    our matchups: each deck's numbers are the paper's row of the same index and our own games,
+    averages with intervals."""
     import torch
 
     two = decks(36, 24)
@@ -169,6 +159,11 @@ def test_figure14_beside_the_papers_recorded_self_play(tmp_path):
 
     job = DeckJob(games=100, fit=True, model_params={"rounds": 5, "max_depth": 4})
     summary = ex.figure14(read_deck_file(pt), tmp_path / "f14", job, INLINE, paper_results=tmp_path / "MM.csv")
+    figure = read_csv(tmp_path / "f14" / "figure14.csv")
+    assert len(figure) == 2
+    assert {"model_vs_model_win", "model_vs_random_mean", "random_vs_model_tie"} <= set(figure[0])
+    assert summary["agent"] == "model" and 0 <= summary["model-vs-random"]["mean_win_rate"] <= 1
+    assert (tmp_path / "f14" / "figure14.png").exists()
     rows = read_csv(tmp_path / "f14" / "figure14-paper.csv")
     assert [(r["deck_id"], r["paper_deck"]) for r in rows] == [("decks_10000-0", "0"), ("decks_10000-1", "1")]
     assert [float(r["MR_paper"]) for r in rows] == [13.9196, 6.0078]
