@@ -29,7 +29,7 @@ from pasur.common import regret as kernel
 from pasur.common.errors import PasurInputError
 from pasur.poker.cards import card_masks
 from pasur.poker.policy import Keying, TabularPolicy
-from pasur.poker.solvers import SNAP, CFRConfig
+from pasur.poker.solvers import SNAP, CFRConfig, UpdatePasses
 from pasur.poker.tree import DECISION, FOLDED, N_ACTIONS
 
 #: dense CFR is used when all histories (nodes x boards x hands x depth) fit this many entries
@@ -47,7 +47,7 @@ def dense_supported(engine, keying: Keying | None) -> bool:
     return (keying is None or keying.lossless) and not engine.iso and dense_size(engine) <= MAX_ENTRIES
 
 
-class DenseCFR:
+class DenseCFR(UpdatePasses):
     """Dense CFR for small games: the iterates of :class:`pasur.poker.solvers.CFRSolver` (lossless
     keys), its interface (a :class:`pasur.poker.solvers.Solver`), far fewer operations."""
 
@@ -214,15 +214,6 @@ class DenseCFR:
         mask = None if len(players) == 2 or c.method == "cfr+" else self.mine[players[0]]
         kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mask, scratch=self._scratch)
         sig.copy_(kernel.regret_matching(reg, self.legal))
-
-    def iterate(self, n: int = 1) -> None:
-        for _ in range(n):
-            self.iteration += 1
-            if self.config.updates == "alternating":
-                self._pass((0,))
-                self._pass((1,))
-            else:
-                self._pass((0, 1))
 
     # ------------------------------------------------------------------ policies
 

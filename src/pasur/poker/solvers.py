@@ -77,8 +77,30 @@ class CFRConfig:
             raise PasurInputError(f"updates must be alternating or simultaneous, not {self.updates!r}")
 
 
+class UpdatePasses:
+    """``iterate`` of the CFR family's solvers, shared: each iteration is one ``_pass(players)``
+    per update group, player 0 then player 1 (alternating updates, player 1 sees player 0's new
+    strategy), or both at once (simultaneous)."""
+
+    config: CFRConfig
+    iteration: int
+
+    def _pass(self, players: tuple[int, ...]) -> None:
+        raise NotImplementedError
+
+    def iterate(self, n: int = 1) -> None:
+        """Run ``n`` iterations."""
+        for _ in range(n):
+            self.iteration += 1
+            if self.config.updates == "alternating":
+                self._pass((0,))
+                self._pass((1,))
+            else:
+                self._pass((0, 1))
+
+
 @dataclass
-class CFRSolver:
+class CFRSolver(UpdatePasses):
     """Regret tables, average-strategy tables and the current policy of one run."""
 
     engine: object
@@ -173,16 +195,6 @@ class CFRSolver:
         self._finish_pass()
         self._update_regrets(players)
         self._update_current()
-
-    def iterate(self, n: int = 1) -> None:
-        """Run ``n`` iterations."""
-        for _ in range(n):
-            self.iteration += 1
-            if self.config.updates == "alternating":
-                self._pass((0,))
-                self._pass((1,))
-            else:
-                self._pass((0, 1))
 
     def average_policy(self) -> TabularPolicy:
         """The average strategy (uniform where a row was never reached)."""
