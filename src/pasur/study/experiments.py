@@ -345,7 +345,8 @@ def compare_with_paper(records: list[dict], paper: dict[int, dict[str, float]], 
         "MM within 1.5 points of the exact value": mm_gap <= 1.5,
     }
     md = [
-        f"Our self-play beside the paper's recorded self-play (its MM.csv), {len(rows)} decks: mean points "
+        f"Our self-play beside the paper's recorded self-play (its MM.csv), {len(rows)} "
+        f"{'deck' if len(rows) == 1 else 'decks'}: mean points "
         "(Alex minus Bob) with our 95 % interval.",
         "",
         "| matchup | ours | paper |",
