@@ -304,3 +304,20 @@ def test_one_writer_per_output_folder(tmp_path):
         pass
     with folder_lock(tmp_path, "arena"):  # free again
         pass
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["poker", "solve", "--game", "kuhn", "--iterations", "2", "--out", "/proc/pasur-out"],
+        ["solve", "--seed", SEED, "--method", "dcfr", "--iterations", "2", "--out", "/proc/pasur-out"],
+        ["fit", "t.parquet", "--out", "/proc/pasur-model.ubj"],
+    ],
+    ids=["poker-solve", "solve", "fit"],
+)
+def test_a_place_the_os_refuses_is_refused_before_the_work(args, tmp_path, monkeypatch):
+    """Permissions alone pass /proc for root; the command must still refuse it in one line before
+    it solves or fits (naming the place, not a temporary file it would have written)."""
+    monkeypatch.chdir(tmp_path)
+    line = assert_one_line_error(run(*args), "/proc")
+    assert "cannot write into /proc" in line and ".tmp" not in line and "pasur-probe" not in line

@@ -121,3 +121,28 @@ def test_info_and_solve_on_the_strength_classes():
     assert s["abstraction"] == "strength" and s["exploitability"] > 0
     r = run("solve", "--game", "numeral211-tiny", "--iterations", "1", "--abstraction", "strength", "--no-iso")
     assert r.exit_code == 2 and "iso=True" in r.stderr, r.output
+
+
+def test_the_game_and_the_strategy_take_either_form(tmp_path):
+    """`info GAME` or `info --game GAME` (as `solve --game`); `eval FILE` or `eval --strategy FILE`;
+    both forms at once, or neither, are one-line errors."""
+    as_arg, as_opt = run("info", "leduc", "--json"), run("info", "--game", "leduc", "--json")
+    assert as_arg.exit_code == as_opt.exit_code == 0, as_opt.output
+    assert json.loads(as_arg.stdout) == json.loads(as_opt.stdout)
+    assert json.loads(as_opt.stdout)["infosets_total"] == 936  # Leduc's 936 information sets
+    out = tmp_path / "k"
+    assert run("solve", "--game", "kuhn", "--iterations", "20", "--out", str(out), "-q").exit_code == 0
+    table = str(out / "strategy.parquet")
+    a = json.loads(run("eval", table, "--game", "kuhn", "--json", "-q").stdout)
+    b = json.loads(run("eval", "--strategy", table, "--game", "kuhn", "--json", "-q").stdout)
+    assert a == b and a["nash_conv"] > 0
+    for args, needle in [
+        (["info", "leduc", "--game", "kuhn"], "not both"),
+        (["info"], "GAME or --game"),
+        (["eval", table, "--strategy", table, "--game", "kuhn"], "not both"),
+        (["eval", "--game", "kuhn"], "FILE or --strategy"),
+        (["eval", table], "--game NAME"),
+    ]:
+        r = run(*args)
+        lines = r.stderr.strip().splitlines()
+        assert r.exit_code == 2 and len(lines) == 1 and needle in lines[0], (args, r.stderr)

@@ -27,7 +27,6 @@ poker_app = typer.Typer(
     rich_markup_mode=None,
 )
 
-GameArg = Annotated[str, typer.Argument(help="A preset: see `pasur poker games`.", show_default=False)]
 GameOpt = Annotated[str, typer.Option("--game", help="A preset: see `pasur poker games`.", show_default=False)]
 AbstractionOpt = Annotated[
     str | None,
@@ -46,6 +45,15 @@ IsoOpt = Annotated[
     ),
 ]
 DtypeOpt = Annotated[str, typer.Option("--dtype", help="float64 (default; exact) or float32 (faster, for big games).")]
+
+
+def _one_of(argument, option, what: str, arg_name: str, opt_name: str):
+    """A value that may be given as the argument or as the option, not both and not neither."""
+    if argument is not None and option is not None:
+        raise PasurInputError(f"give {what} once: as {arg_name} or as {opt_name}, not both")
+    if argument is None and option is None:
+        raise PasurInputError(f"give {what}: {arg_name} or {opt_name}")
+    return argument if argument is not None else option
 
 
 def _game(name: str):
@@ -95,9 +103,20 @@ def games(as_json: JsonOpt = False) -> None:
 
 
 @command(poker_app)
-def info(game: GameArg, as_json: JsonOpt = False, iso: IsoOpt = None, abstraction: AbstractionOpt = None) -> None:
+def info(
+    game: Annotated[
+        str | None, typer.Argument(help="A preset: see `pasur poker games` (or --game).", show_default=False)
+    ] = None,
+    game_opt: Annotated[
+        str | None, typer.Option("--game", help="The preset, as `pasur poker solve` takes it.", show_default=False)
+    ] = None,
+    as_json: JsonOpt = False,
+    iso: IsoOpt = None,
+    abstraction: AbstractionOpt = None,
+) -> None:
     """Sizes of one game: information sets per player, public nodes, hands per round, and the
     memory a solve needs (lossless, or with --abstraction)."""
+    game = _one_of(game, game_opt, "the game", "GAME", "--game")
     import dataclasses
 
     from pasur.poker.sizes import game_info, human_bytes
@@ -256,8 +275,14 @@ def _write_outputs(out: Path, overwrite: bool, engine, result, summary: dict) ->
 
 @command(poker_app, "eval")
 def evaluate_file(
-    strategy: Annotated[Path, typer.Argument(help="A strategy: our Parquet, or an OpenSpiel policy (.json/.parquet).")],
-    game: GameOpt,
+    strategy: Annotated[
+        Path | None,
+        typer.Argument(help="A strategy: our Parquet, or an OpenSpiel policy (.json/.parquet); or --strategy."),
+    ] = None,
+    game: GameOpt = None,
+    strategy_opt: Annotated[
+        Path | None, typer.Option("--strategy", help="The strategy file, as an option.", show_default=False)
+    ] = None,
     abstraction: AbstractionOpt = None,
     iso: IsoOpt = None,
     device: DeviceOpt = None,
@@ -266,6 +291,9 @@ def evaluate_file(
     quiet: QuietOpt = False,
 ) -> None:
     """Exploitability, NashConv, value and best-response values of a strategy file."""
+    strategy = _one_of(strategy, strategy_opt, "the strategy file", "FILE", "--strategy")
+    if game is None:
+        raise PasurInputError("give the game: --game NAME (see `pasur poker games`)")
     from pasur.poker.measures import evaluate
     from pasur.poker.openspiel import import_policy
     from pasur.poker.strategy_io import is_openspiel_file, read_metadata, read_openspiel, read_strategy

@@ -89,6 +89,12 @@ def make_parents(path: Path, option: str) -> None:
         parent.mkdir(parents=True, exist_ok=True)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise PasurInputError(f"{option} {path}: cannot write into {parent} (permission denied)")
+    # permissions do not tell everything (root, /proc, a read-only or immutable place): make and
+    # remove an empty folder there, so that a place that cannot be written is refused before the work
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".pasur-probe-", dir=parent))
+    except OSError as e:
+        raise PasurInputError(f"{option} {path}: cannot write into {parent} ({e.strerror or e})") from None
 
 
 def _visible_and_hidden(folder: Path) -> list[str]:
