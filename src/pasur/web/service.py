@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pasur.common.errors import PasurInputError
-from pasur.game.cards import CLUBS_BONUS, SUR_POINTS, Deck, parse_deck, random_deck
+from pasur.game.cards import CLUBS_BONUS, Deck, parse_deck, random_deck
 from pasur.game.match import HandScore, Match, MatchRules, score_hand
 from pasur.game.rules import Action
 from pasur.hidden.game import HiddenGame
@@ -95,7 +95,7 @@ def hand_game(hand: dict) -> HiddenGame:
 
 
 def hand_result(game: HiddenGame, seat: int) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(card points with the clubs bonus, Surs) of a finished hand, as (you, ai)."""
+    """(card points with the clubs bonus once clinched, Surs) of the hand so far, as (you, ai)."""
     s = game.state
     w = s.clubs_winner
     cp = tuple(s.card_points[p] + (CLUBS_BONUS if w == p else 0) for p in (seat, 1 - seat))
@@ -113,14 +113,12 @@ def match_of(row: GameRow, hands: list[dict] | None = None) -> Match:
 
 
 def running_score(game: HiddenGame, seat: int, rules: MatchRules, totals: tuple[int, int]) -> HandScore:
-    """The hand so far as the match scores it (players: 0 you, 1 the AI): card points with the
-    clubs bonus once clinched, and Surs through :func:`pasur.game.match.score_hand`, with the
-    match totals at the start of the hand. It is the hand's result once the hand is over, so the
-    players' panels and the result box count alike."""
-    info = game.observation(seat)
-    spec = info.points  # cards, clubs bonus once clinched, and 5 per Sur
-    card_points = tuple(spec[p] - SUR_POINTS * info.surs[p] for p in (seat, 1 - seat))
-    return score_hand(rules, card_points, (info.surs[seat], info.surs[1 - seat]), totals)  # type: ignore[arg-type]
+    """The hand so far as the match scores it (players: 0 you, 1 the AI): :func:`hand_result`
+    (card points, the clubs bonus once clinched, Surs) through :func:`pasur.game.match.score_hand`,
+    with the match totals at the start of the hand. Once the hand is over it is the hand's result,
+    so the players' panels and the result box count alike."""
+    card_points, surs = hand_result(game, seat)
+    return score_hand(rules, card_points, surs, totals)
 
 
 def score_json(h: HandScore) -> dict:
