@@ -13,7 +13,7 @@ from pasur.cli import app
 from pasur.common.errors import PasurInputError
 from pasur.game.state import GameState
 from pasur.solve.cfr import CFRParams
-from pasur.solve.exact import solve_exact
+from pasur.solve.exact import pure_strategy, solve_exact, subgame_gap, uniform_strategy
 from pasur.solve.rounds import solve_cfr
 from pasur.solve.strategy_io import read_strategy_table, write_strategy_table
 from pasur.solve.tree import build_tree
@@ -244,6 +244,32 @@ def test_strategy_table_refuses_another_tree_or_a_broken_file(tmp_path):
         read_strategy_table(tmp_path / "nope.parquet", tree)
 
 
+@pytest.mark.parametrize("mode", ["compact", "paper"])
+@pytest.mark.parametrize(("seed", "rnd", "turn"), [(3, 4, 0), (5, 4, 4)])
+def test_a_tremble_plays_every_node_near_its_minimax_value(mode, seed, rnd, turn):
+    """Plain DCFR reaches the equilibrium but leaves the nodes it never reaches nearly
+    unlearned (their value under the strategy is more than a point from their minimax value);
+    with a tremble of 1e-3 every node of the tree is within 0.1 point of it, while the root value
+    is still the exact one and the exploitability is still below 1e-4 (the tremble is taken out
+    of the strategy returned: edges an optimal player never takes get less than it)."""
+    tree = build_tree(position(seed, rnd, turn), mode)
+    exact = solve_exact(tree)
+    plain = solve_cfr(tree, CFRParams(method="dcfr", iterations=300))
+    trembled = solve_cfr(tree, CFRParams(method="dcfr", iterations=300, tremble=1e-3))
+    assert subgame_gap(tree, plain.strategy, exact) > 1.0
+    assert subgame_gap(tree, trembled.strategy, exact) < 0.1
+    assert trembled.exploitability < 1e-4
+    assert trembled.root_value == pytest.approx(exact.root_value, abs=1e-4)
+    assert min(float(p.min()) for p in trembled.strategy.values() if p.numel()) < 1e-4
+
+
+def test_the_subgame_gap_is_zero_for_the_exact_strategy_only():
+    tree = build_tree(position(3, 4, 0), "paper")
+    exact = solve_exact(tree)
+    assert subgame_gap(tree, pure_strategy(exact)) == 0.0
+    assert subgame_gap(tree, uniform_strategy(tree)) > 1.0
+
+
 BAD_PARAMS = [
     (dict(iterations=0), "--iterations must be between 1 and 10,000,000, got 0"),
     (dict(iterations=-5), "--iterations must be between 1 and 10,000,000, got -5"),
@@ -257,6 +283,10 @@ BAD_PARAMS = [
     (dict(check_every=0), "check-every must be positive"),
     (dict(method="es-mccfr", updates="simultaneous"), "es-mccfr traverses each player in turn"),
     (dict(max_iterations=0), "--max-iterations must be between 1 and"),
+    (dict(tremble=-1e-3), "--tremble must be in"),
+    (dict(tremble=0.5), "--tremble must be in"),
+    (dict(tremble=float("nan")), "--tremble must be in"),
+    (dict(method="es-mccfr", tremble=1e-3), "--tremble applies to the full-width methods"),
 ]
 
 

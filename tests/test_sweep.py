@@ -6,10 +6,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -173,6 +175,21 @@ def test_other_job_in_the_same_folder_is_refused(inline_sweep):
         run_sweep(seed_decks(3, 0), DeckJob(cfr=CFRParams(iterations=50), games=20), out)
     r = runner.invoke(app, ["sweep", "--decks", "3", "--seed", "0", "--method", "exact", "--out", str(out), "-q"])
     assert r.exit_code == 2 and "method: 'dcfr' there, 'exact' now" in r.output
+
+
+def test_a_sweep_written_before_an_option_existed_resumes(inline_sweep, tmp_path):
+    """A ``sweep.json`` without ``cfr.tremble`` (written before the option) is the same job as one
+    with the default: rerunning it skips the finished decks instead of refusing the folder."""
+    out, records = inline_sweep
+    copy = tmp_path / "old"
+    shutil.copytree(out, copy)
+    spec = json.loads((copy / "sweep.json").read_text())
+    assert spec["job"]["cfr"].pop("tremble") == 0.0
+    (copy / "sweep.json").write_text(json.dumps(spec))
+    again = run_sweep(seed_decks(3, 0), JOB, copy, engine="inline", progress=False)
+    assert [r["deck_id"] for r in again] == [r["deck_id"] for r in records]
+    with pytest.raises(PasurInputError, match=r"another job.*tremble: 0.0 there, 0.001 now"):
+        run_sweep(seed_decks(3, 0), DeckJob(cfr=replace(JOB.cfr, tremble=1e-3), games=JOB.games), copy)
 
 
 def test_report_prints_tables_and_writes_csv(inline_sweep, tmp_path):

@@ -326,6 +326,7 @@ class CfrChoice:
             updates=v["updates"],
             seed=v["sample_seed"],
             max_iterations=v["max_iterations"],
+            tremble=v["tremble"],
         ).check()
 
     def refuse_for(self, method: str) -> None:
@@ -395,6 +396,20 @@ MaxIterationsOpt = Annotated[
     ),
 ]
 
+TrembleOpt = Annotated[
+    float,
+    typer.Option(
+        "--tremble",
+        min=0,
+        max=0.01,
+        help=(
+            "CFR: every action keeps this least probability in each iterate (the ε-perturbed game), so "
+            "the table also learns the states an equilibrium never reaches and punishes mistakes; "
+            "taken out of the table written. Default 0."
+        ),
+    ),
+]
+
 #: the CFR options, the same in ``solve``, ``sweep`` and ``experiment``
 CFR = OptionGroup(
     (
@@ -408,6 +423,7 @@ CFR = OptionGroup(
         _opt("updates", UpdatesOpt, "alternating"),
         _opt("sample_seed", SampleSeedOpt, 0),
         _opt("max_iterations", MaxIterationsOpt, 100_000),
+        _opt("tremble", TrembleOpt, 0.0),
     ),
     _build_cfr,
 )

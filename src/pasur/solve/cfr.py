@@ -29,6 +29,16 @@ The update rules themselves (discounting, averaging weights, regret matching) ar
 :mod:`pasur.common.regret`, shared with the poker solvers; this module applies them to a round's
 edge lists in preallocated buffers.
 
+``tremble`` (default 0): every action keeps at least this probability in each iterate, that is
+CFR runs on the ε-perturbed game (each node's strategy is ``ε + (1 - kε) x`` for its ``k``
+actions; ``ε`` is capped at ``1 / (2k)``), the approximation of an extensive-form perfect
+equilibrium of Kroer, Farina and Sandholm (2017). Without it, CFR leaves the states an
+equilibrium never reaches (the opponent's reach is 0, or below float32's range) with no regret
+to learn from, and plays them nearly at random: against players who make mistakes, as the
+random agent does, the table then throws points away. The strategy written is the perturbed
+average with the tremble taken out again, ``(avg - ε) / (1 - kε)``: the same point of the
+unperturbed game, its exploitability measured as usual.
+
 ``updates="alternating"`` (default) updates Alex, then Bob against Alex's new strategy, in
 every iteration; ``"simultaneous"`` updates both from the same strategy profile, as the
 paper's code does.
@@ -61,6 +71,9 @@ METHODS = (*FULL_WIDTH, "es-mccfr")
 #: number is a typo, refused before any work
 MAX_ITERATIONS = 10_000_000
 UPDATES = ("alternating", "simultaneous")
+#: the largest tremble: a strategy that must play every action this often is no longer an
+#: approximation of the game's equilibrium
+MAX_TREMBLE = 0.01
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,7 @@ class CFRParams:
     updates: str = "alternating"
     seed: int = 0
     max_iterations: int = 100_000
+    tremble: float = 0.0
 
     def check(self) -> CFRParams:
         if self.method not in METHODS:
@@ -105,6 +119,10 @@ class CFRParams:
             raise PasurInputError(f"DCFR beta must be in [-10, 10], got {self.beta}")
         if not (0 <= self.gamma <= 10 and math.isfinite(self.gamma)):
             raise PasurInputError(f"DCFR gamma must be in [0, 10], got {self.gamma}")
+        if not (0 <= self.tremble <= MAX_TREMBLE and math.isfinite(self.tremble)):
+            raise PasurInputError(f"--tremble must be in [0, {MAX_TREMBLE}], got {self.tremble}")
+        if self.tremble and self.method not in FULL_WIDTH:
+            raise PasurInputError(f"--tremble applies to the full-width methods ({', '.join(FULL_WIDTH)})")
         return self
 
 
@@ -128,6 +146,16 @@ class _Layer:
     tmp: torch.Tensor  # [E]
     tmp2: torch.Tensor  # [E]
     vpar: torch.Tensor  # [n_parent] values of the parents
+    # the tremble (CFRParams.tremble > 0 only): each edge's least probability and the share
+    # 1 - k * that of its node that regret matching spreads
+    floor: torch.Tensor | None = None  # [E]
+    spread: torch.Tensor | None = None  # [E]
+
+    def tremble(self, eps: float) -> None:
+        """Set :attr:`floor` and :attr:`spread` for a tremble ``eps`` (capped at ``1 / (2k)``)."""
+        if eps > 0:
+            self.floor = torch.clamp_max(self.uniform * 0.5, eps)
+            self.spread = 1.0 - self.floor / self.uniform
 
 
 @dataclass
@@ -195,6 +223,8 @@ class RoundCFR:
                     vpar,
                 )
             )
+        for L in self.layers:
+            L.tremble(params.tremble)
         # reach probabilities of Alex and Bob at the parents of every layer
         self.reach = [
             (
@@ -261,6 +291,7 @@ class RoundCFR:
                     torch.empty(n_parent, dtype=self.dtype, device=dev),
                 )
             )
+            layers[-1].tremble(self.params.tremble)
             sels.append(sel)
         if self._focus is None:
             full = (self.layers, self.regret, self.avg, self.sigma, self.terminal, self.n_roots)
@@ -384,7 +415,15 @@ class RoundCFR:
         return normalize_segments(w, L.parent, L.n_parent, gather_index=L.parent32)
 
     def average_strategy(self) -> list[torch.Tensor]:
-        return [self._normalize(L, a) for L, a in zip(self.layers, self.avg, strict=True)]
+        """The average strategy; with a tremble, the perturbed average with the tremble taken
+        out (``(avg - floor) / spread``, renormalized against rounding)."""
+        out = []
+        for L, a in zip(self.layers, self.avg, strict=True):
+            s = self._normalize(L, a)
+            if L.floor is not None:
+                s = self._normalize(L, s.sub_(L.floor).div_(L.spread).clamp_min_(0.0))
+            out.append(s)
+        return out
 
     # -- one iteration ----------------------------------------------------------------------
     def iterate(self) -> None:
@@ -474,7 +513,11 @@ class RoundCFR:
     @staticmethod
     def _match(L: _Layer, weights: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
         """Regret matching in place: ``out`` = positive part of ``weights``, normalized per parent;
-        uniform where none is positive (:func:`normalize_segments`, in the layer's buffers)."""
-        return normalize_segments(
+        uniform where none is positive (:func:`normalize_segments`, in the layer's buffers); with
+        a tremble, then ``floor + spread * out``."""
+        out = normalize_segments(
             weights, L.parent, L.n_parent, out=out, totals=L.vpar, spread=L.tmp, gather_index=L.parent32
         )
+        if L.floor is not None:
+            out.mul_(L.spread).add_(L.floor)
+        return out

@@ -170,13 +170,28 @@ def best_response(tree: GameTree, strategy: Strategy, player: int) -> Solution:
     return _backward(tree, rule, keep=False)
 
 
-def strategy_value(tree: GameTree, strategy: Strategy) -> float:
-    """Root value when both players follow ``strategy``."""
+def strategy_values(tree: GameTree, strategy: Strategy, *, keep_values: bool = True) -> Solution:
+    """Values of every node when both players follow ``strategy`` from it."""
 
     def rule(rt: RoundTree, t: int, e: _Edges, q):
         return e.add_per_parent(strategy[(rt.round, t)].to(q.dtype) * q)
 
-    return _backward(tree, rule, keep=False).root_value
+    return _backward(tree, rule, keep=keep_values)
+
+
+def strategy_value(tree: GameTree, strategy: Strategy) -> float:
+    """Root value when both players follow ``strategy``."""
+    return strategy_values(tree, strategy, keep_values=False).root_value
+
+
+def subgame_gap(tree: GameTree, strategy: Strategy, exact: Solution | None = None) -> float:
+    """How far ``strategy`` is from subgame perfect (points): the largest difference, over every
+    node of the tree, between the node's value when both players follow ``strategy`` from it and
+    its minimax value. Zero for the exact solution; an equilibrium can be far from zero at the
+    nodes it never reaches, which is where it plays against players who make mistakes."""
+    exact = solve_exact(tree) if exact is None else exact
+    mine = strategy_values(tree, strategy)
+    return max(float((mine.values[k] - v).abs().max()) for k, v in exact.values.items() if v.numel())
 
 
 def exploitability(tree: GameTree, strategy: Strategy) -> float:

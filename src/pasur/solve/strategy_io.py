@@ -157,6 +157,7 @@ def summary(result: CFRResult, deck_id: str, device: str, rows: int | None) -> d
             "updates": p.updates,
             "seed": p.seed,
             **({"alpha": p.alpha, "beta": p.beta, "gamma": p.gamma} if p.method == "dcfr" else {}),
+            **({"tremble": p.tremble} if p.tremble else {}),
         },
         "tree": tree.mode,
         "device": device,

@@ -47,6 +47,7 @@ CFR_OPTIONS: tuple[str, ...] = (
     "updates",
     "sample_seed",
     "max_iterations",
+    "tremble",
     "tree",
 )
 #: the options of self-play: taken by the experiments that play games

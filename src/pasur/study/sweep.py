@@ -117,6 +117,15 @@ def _flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
+def _with_defaults(job: dict) -> dict:
+    """A job as an older version wrote it, with the options added since at their defaults (so
+    that a sweep started before ``--tremble`` existed resumes)."""
+    try:
+        return DeckJob.from_json(job).to_json()
+    except (TypeError, ValueError, AttributeError):
+        return job
+
+
 def _job_differences(old: dict, new: dict) -> list[str]:
     old, new = _flat(old), _flat(new)
     keys = sorted(set(old) | set(new))
@@ -149,7 +158,7 @@ def prepare(out: Path, decks: list[NamedDeck], job: DeckJob) -> Manifest:
             old_job, old_decks = spec["job"], spec["decks"]
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise PasurInputError(f"{spec_path} is not a readable sweep description ({e})") from None
-        diffs = _job_differences(old_job, job.to_json())
+        diffs = _job_differences(_with_defaults(old_job), job.to_json())
         if diffs:
             raise PasurInputError(
                 f"{out} holds a sweep with another job ({'; '.join(diffs)}); use another --out or the same options"
