@@ -183,6 +183,10 @@ def test_selfplay_reports_measures_and_refuses_bad_tables(tmp_path, reference_de
     table = f"table:{tmp_path / 's' / 'strategy.parquet'}"
     ok = run("selfplay", "--deck", str(nd.deck), "--alex", table, "--bob", "random", "--games", "200", "--json")
     assert ok.exit_code == 0 and json.loads(ok.stdout)["mean"] >= nd.value - 1
+    # the folder pasur solve wrote names its table too (the same games, seeded alike)
+    folder = f"table:{tmp_path / 's'}"
+    again = run("selfplay", "--deck", str(nd.deck), "--alex", folder, "--bob", "random", "--games", "200", "--json")
+    assert again.exit_code == 0 and json.loads(again.stdout)["mean"] == json.loads(ok.stdout)["mean"]
     for args, message in [
         (["--seed", "3", "--alex", table], "a strategy of another deck"),
         (["--seed", "3", "--alex", "table:/nonexistent.parquet"], "strategy table not found"),

@@ -17,7 +17,12 @@ from pasur.game.cards import NamedDeck
 from pasur.game.state import GameState
 
 #: the names :func:`batch_agent` takes, for help texts
-AGENT_SPECS = "random, greedy, exact, table:PATH (a strategy table) or model:PATH (an XGBoost model)"
+AGENT_SPECS = (
+    "random, greedy, exact, table:PATH (a strategy table, or the folder pasur solve wrote it in) "
+    "or model:PATH (an XGBoost model)"
+)
+#: the strategy table's name in the folder ``pasur solve --out`` writes
+TABLE_FILE = "strategy.parquet"
 
 
 def batch_agent(spec: str, nd: NamedDeck, seed: int | None, device, trees: dict):
@@ -34,6 +39,8 @@ def batch_agent(spec: str, nd: NamedDeck, seed: int | None, device, trees: dict)
         from pasur.solve.tree import build_tree
 
         path = Path(spec[len("table:") :])
+        if path.is_dir() and (path / TABLE_FILE).is_file():
+            path = path / TABLE_FILE
         mode = table_tree_mode(path)
         if mode not in trees:
             trees[mode] = build_tree(GameState.initial(nd.deck), mode, device, infosets=False)
