@@ -47,6 +47,16 @@ def fit(
     max_rows: Annotated[
         int | None, typer.Option("--max-rows", min=1, help="Train on a seeded sample of this many rows.")
     ] = None,
+    row_weights: Annotated[
+        str,
+        typer.Option(
+            "--row-weights",
+            help=(
+                "uniform (the paper: every table row alike) or play: each row weighted by how often play "
+                "reaches its decision (against random, either seat, and against itself)."
+            ),
+        ),
+    ] = "uniform",
     sample_seed: SampleSeedOpt = 0,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
@@ -72,6 +82,7 @@ def fit(
         validation_fraction=validation_fraction,
         max_rows=max_rows,
         sample_seed=sample_seed,
+        row_weights=row_weights,
     ).check()
     with err.status(f"fitting on {len(tables)} table(s)"):
         model = fit_model(tables, params, device=str(dev), validation_tables=validate_on)

@@ -56,6 +56,9 @@ class ModelParams:
     max_rows: int | None = None
     sample_seed: int = 0
     threads: int = 0
+    #: ``uniform`` (the paper: every table row alike) or ``play``: each row weighted by how often
+    #: play reaches its decision (:func:`play_row_weights`)
+    row_weights: str = "uniform"
 
     def check(self) -> ModelParams:
         if not 1 <= self.max_depth <= 32:
@@ -76,6 +79,8 @@ class ModelParams:
             raise PasurInputError(f"--max-rows must be positive, got {self.max_rows}")
         if self.threads < 0:
             raise PasurInputError(f"--threads must be zero (all) or positive, got {self.threads}")
+        if self.row_weights not in ROW_WEIGHTS:
+            raise PasurInputError(f"unknown row weights {self.row_weights!r} (choose from {', '.join(ROW_WEIGHTS)})")
         return self
 
     @classmethod
@@ -120,6 +125,34 @@ class StrategyModel:
 
 
 # -- training data -----------------------------------------------------------------------
+#: how training rows are weighted (:attr:`ModelParams.row_weights`)
+ROW_WEIGHTS = ("uniform", "play")
+#: with ``play`` weights, a row play never reaches still weighs this much (the mean row weighs 1)
+PLAY_WEIGHT_FLOOR = 0.01
+
+
+def play_row_weights(path: Path) -> np.ndarray:
+    """Per row of a whole-game strategy table (in file order): the reach of its decision, averaged
+    over the matchups its model plays (against the random agent, as either player, and against
+    itself; :func:`pasur.play.reach.edge_play_weights`), scaled so that the mean row weighs 1,
+    plus :data:`PLAY_WEIGHT_FLOOR`. Builds the table's tree from the deck it names."""
+    import pyarrow.parquet as pq
+
+    from pasur.game.cards import parse_deck
+    from pasur.game.state import GameState
+    from pasur.play.reach import edge_play_weights
+    from pasur.solve.strategy_io import read_strategy_table
+    from pasur.solve.tree import build_tree
+
+    meta = pq.read_schema(path).metadata or {}
+    if meta.get(b"pasur.start", b"").decode() != "0.0":
+        raise PasurInputError(f"{path}: play weights need the table of a whole game (this one starts mid-game)")
+    deck = parse_deck(meta.get(b"pasur.deck", b"").decode())
+    tree = build_tree(GameState.initial(deck), meta[b"pasur.tree"].decode(), infosets=False)
+    w = torch.cat(edge_play_weights(tree, read_strategy_table(path, tree))).numpy()
+    return (w / w.mean() + PLAY_WEIGHT_FLOOR).astype(np.float32)
+
+
 @dataclass
 class _Table:
     path: Path
@@ -213,12 +246,14 @@ def fit_model(
     ids = [t.deck_id for t in train]
     if set(ids) & {t.deck_id for t in valid}:
         raise PasurInputError("a validation deck is also a training deck; validation decks must be unseen")
-    xs, ys, vx, vy, vg, vdeck = [], [], [], [], [], []
+    xs, ys, ws, vx, vy, vg, vdeck = [], [], [], [], [], [], []
     for t in train:
         held = _split_groups(t.group, params.validation_fraction, params.sample_seed) if not valid else None
         keep = slice(None) if held is None else ~held
         xs.append(t.x[keep])
         ys.append(t.y[keep])
+        if params.row_weights == "play":
+            ws.append(play_row_weights(t.path)[keep])
         if held is not None and held.any():
             vx.append(t.x[held])
             vy.append(t.y[held])
@@ -230,12 +265,14 @@ def fit_model(
         vg.append(t.group)
         vdeck.append(np.full(t.y.shape[0], len(vdeck)))
     x, y = np.concatenate(xs), np.concatenate(ys)
+    w = np.concatenate(ws) if ws else None
     rows_available = int(y.shape[0])
     if params.max_rows is not None and rows_available > params.max_rows:
         pick = np.random.default_rng(params.sample_seed).choice(rows_available, params.max_rows, replace=False)
         pick.sort()
         x, y = x[pick], y[pick]
-    dtrain = xgb.DMatrix(x, label=y, feature_names=_feature_names())
+        w = None if w is None else w[pick]
+    dtrain = xgb.DMatrix(x, label=y, weight=w, feature_names=_feature_names())
     evals = [(dtrain, "train")]
     dval = None
     if vx:

@@ -1,0 +1,68 @@
+"""How often play reaches each node of a tree: reach probabilities over the whole game, round
+after round through the links between rounds.
+
+A strategy table holds a row for every edge of the tree, and most of those rows are decisions
+that play against an equilibrium or a random player almost never meets (issue 29: the first
+decision of deck 2 is 5 rows of 3.99 million). A model fitted to every row alike spends its
+capacity where it never plays; these reaches let it weigh each row by how often it is met.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from pasur.game.state import ALEX, TURNS_PER_ROUND
+from pasur.solve.exact import Strategy
+from pasur.solve.gametree import GameTree
+
+
+def node_reach(
+    tree: GameTree, strategy: Strategy, player: int, opponent: Strategy | None = None
+) -> dict[tuple[int, int], torch.Tensor]:
+    """``{(round, turn): reach}``: the probability (per root, float64) that play reaches every
+    node at ``turn`` (the parents of that turn's edges) when ``player`` follows ``strategy`` and
+    the other player ``opponent`` (``None``: uniformly at random over the legal actions, as the
+    random agent plays). In compact mode a merged node sums the reach of its histories."""
+    out: dict[tuple[int, int], torch.Tensor] = {}
+    v = torch.ones(tree.n_roots, dtype=torch.float64, device=tree.device)
+    prev = None
+    for rt in tree.rounds:
+        if prev is not None:
+            nxt = torch.zeros(rt.n_nodes(rt.start_turn), dtype=torch.float64, device=v.device)
+            v = nxt.index_add_(0, prev.link.long().to(v.device), v)
+        elif v.shape[0] != rt.n_nodes(rt.start_turn):
+            v = torch.cat([v, v.new_zeros(rt.n_nodes(rt.start_turn) - v.shape[0])])
+        for t in range(rt.start_turn, TURNS_PER_ROUND):
+            parent, child, _ = (x.to(v.device) for x in rt.edges(t))
+            out[(rt.round, t)] = v
+            mover = ALEX if (t & 1) == ALEX else 1 - ALEX
+            if mover == player:
+                p = strategy[(rt.round, t)].to(v.device, torch.float64)
+            elif opponent is not None:
+                p = opponent[(rt.round, t)].to(v.device, torch.float64)
+            else:
+                deg = torch.bincount(parent, minlength=rt.n_nodes(t)).to(torch.float64)
+                p = 1.0 / deg[parent]
+            nxt = torch.zeros(rt.n_nodes(t + 1), dtype=torch.float64, device=v.device)
+            v = nxt.index_add_(0, child, v[parent] * p)
+        prev = rt
+    return out
+
+
+def edge_play_weights(tree: GameTree, strategy: Strategy) -> list[torch.Tensor]:
+    """Per layer, in the tree's order (the order of a strategy table's rows): each edge's weight
+    in play, the reach of its node averaged over the matchups a model of ``strategy`` plays: with
+    its mover following ``strategy`` against the random agent and against ``strategy`` itself."""
+    reach = {
+        (p, mix): node_reach(tree, strategy, p, None if mix == "random" else strategy)
+        for p in (ALEX, 1 - ALEX)
+        for mix in ("random", "self")
+    }
+    out = []
+    for rt in tree.rounds:
+        for t in range(rt.start_turn, TURNS_PER_ROUND):
+            parent = rt.edges(t)[0].to(tree.device)
+            mover = ALEX if (t & 1) == ALEX else 1 - ALEX
+            node = 0.5 * (reach[(mover, "random")][(rt.round, t)] + reach[(mover, "self")][(rt.round, t)])
+            out.append(node[parent])
+    return out

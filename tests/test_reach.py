@@ -1,0 +1,119 @@
+"""Reach probabilities over whole games (pasur.play.reach), against a plain recursion over the
+tree's edges; and the play weights of a strategy table's rows that ``pasur fit --row-weights
+play`` trains with."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from helpers import position
+from pasur.common.errors import PasurInputError
+from pasur.game.cards import Deck
+from pasur.game.state import ALEX, GameState
+from pasur.learn.models import PLAY_WEIGHT_FLOOR, ModelParams, fit_model, play_row_weights
+from pasur.play.reach import edge_play_weights, node_reach
+from pasur.solve.cfr import CFRParams
+from pasur.solve.rounds import solve_cfr
+from pasur.solve.strategy_io import write_strategy_table
+from pasur.solve.tree import build_tree
+
+
+def _recursive_reach(tree, strategy, player, opponent):
+    """Reach of every node by walking each history from the root, multiplying the probabilities
+    of its edges one by one (a merged node adds up its histories)."""
+    kids = {}
+    for rt in tree.rounds:
+        for t in range(rt.start_turn, 8):
+            parent, child, _ = rt.edges(t)
+            deg = torch.bincount(parent, minlength=rt.n_nodes(t))
+            d = defaultdict(list)
+            for e, (p, c) in enumerate(zip(parent.tolist(), child.tolist(), strict=True)):
+                mover = t & 1
+                if mover == player:
+                    prob = float(strategy[(rt.round, t)][e])
+                elif opponent is None:
+                    prob = 1.0 / int(deg[p])
+                else:
+                    prob = float(opponent[(rt.round, t)][e])
+                d[p].append((c, prob))
+            kids[(rt.round, t)] = d
+    reach = defaultdict(float)
+    rounds = {rt.round: rt for rt in tree.rounds}
+
+    def walk(r, t, node, pr):
+        rt = rounds[r]
+        if t == 8:
+            if r + 1 in rounds:
+                walk(r + 1, rounds[r + 1].start_turn, int(rt.link[node]), pr)
+            return
+        reach[(r, t, node)] += pr
+        for c, p in kids[(r, t)][node]:
+            walk(r, t + 1, c, pr * p)
+
+    first = tree.rounds[0]
+    walk(first.round, first.start_turn, 0, 1.0)
+    return reach
+
+
+def _random_strategy(tree, seed):
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    for rt in tree.rounds:
+        for t in range(rt.start_turn, 8):
+            parent = rt.edges(t)[0]
+            w = torch.rand(parent.shape[0], generator=g, dtype=torch.float64) + 0.05
+            out[(rt.round, t)] = w / torch.zeros(rt.n_nodes(t), dtype=torch.float64).index_add_(0, parent, w)[parent]
+    return out
+
+
+@pytest.mark.parametrize("mode", ["compact", "paper"])
+@pytest.mark.parametrize("against", ["random", "strategy"])
+def test_node_reach_is_the_product_along_every_history(mode, against):
+    tree = build_tree(position(3, 4, 2), mode)
+    sigma, other = _random_strategy(tree, 1), _random_strategy(tree, 2)
+    for player in (ALEX, 1 - ALEX):
+        opponent = None if against == "random" else other
+        fast = node_reach(tree, sigma, player, opponent)
+        slow = _recursive_reach(tree, sigma, player, opponent)
+        for rt in tree.rounds:
+            for t in range(rt.start_turn, 8):
+                v = fast[(rt.round, t)]
+                want = torch.tensor([slow[(rt.round, t, i)] for i in range(v.shape[0])], dtype=torch.float64)
+                assert torch.allclose(v, want, rtol=1e-12, atol=1e-15), (rt.round, t)
+                assert float(v.sum()) == pytest.approx(1.0, abs=1e-12)  # every history ends the round
+
+
+def test_play_weights_of_a_tables_rows(tmp_path):
+    """Row weights follow the file's row order and the decisions' reach: the game's first decision
+    weighs most; a row play never reaches keeps the floor; the mean (over rows) is 1 + floor; a
+    mid-game table is refused; a model trains with them and says so in its card."""
+    deal = GameState.initial(Deck.from_seed(36))
+    tree = build_tree(deal, "compact", infosets=True)
+    res = solve_cfr(tree, CFRParams(method="dcfr", iterations=20))
+    path = tmp_path / "t.parquet"
+    rows = write_strategy_table(path, tree, res.strategy, "seed-36")
+    w = play_row_weights(path)
+    assert w.shape == (rows,) and w.dtype == np.float32
+    assert float(w.mean()) == pytest.approx(1 + PLAY_WEIGHT_FLOOR, rel=1e-4)
+    assert float(w.min()) >= PLAY_WEIGHT_FLOOR * (1 - 1e-6)
+    table = pq.read_table(path, columns=["round", "turn", "player", "edge"]).to_pydict()
+    first = [i for i in range(rows) if table["round"][i] == 0 and table["turn"][i] == 0]
+    assert float(w[first].max()) == float(w.max())
+    direct = torch.cat(edge_play_weights(tree, res.strategy)).numpy()
+    assert np.allclose(w, direct / direct.mean() + PLAY_WEIGHT_FLOOR, rtol=1e-5)
+
+    model = fit_model([path], ModelParams(rounds=4, max_depth=4, row_weights="play"))
+    assert model.card["parameters"]["row_weights"] == "play"
+
+    mid = tmp_path / "mid.parquet"
+    mid_tree = build_tree(position(3, 4, 0), "compact", infosets=True)
+    write_strategy_table(mid, mid_tree, solve_cfr(mid_tree, CFRParams(method="dcfr", iterations=5)).strategy, "m")
+    with pytest.raises(PasurInputError, match="whole game"):
+        play_row_weights(mid)
+    with pytest.raises(PasurInputError, match="unknown row weights 'visits'"):
+        ModelParams(row_weights="visits").check()
