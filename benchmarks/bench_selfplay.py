@@ -33,9 +33,9 @@ from pasur.solve.tree import build_tree
 
 
 def solved(deck: Deck, device: str, model: bool = True):
-    """The deck's compact tree, a DCFR strategy (exploitability 0.05) and a model of it."""
+    """The deck's compact tree, a DCFR strategy (exploitability 0.025, NashConv 0.05) and a model of it."""
     tree = build_tree(GameState.initial(deck), "compact", device, infosets=True)
-    strategy = solve_cfr(tree, CFRParams(iterations=None, target_exploitability=0.05)).strategy
+    strategy = solve_cfr(tree, CFRParams(iterations=None, target_exploitability=0.025)).strategy
     if not model:
         return tree, strategy, None
     with tempfile.TemporaryDirectory() as tmp:

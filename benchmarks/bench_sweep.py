@@ -29,7 +29,7 @@ from pasur.study.pipeline import DeckJob
 
 JOBS = {
     "exact": DeckJob.exact(),
-    "dcfr (target 0.05)": DeckJob(cfr=CFRParams(iterations=None, target_exploitability=0.05)),
+    "dcfr (target 0.025)": DeckJob(cfr=CFRParams(iterations=None, target_exploitability=0.025)),
 }
 
 

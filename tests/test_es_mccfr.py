@@ -44,8 +44,9 @@ def test_an_iteration_walks_the_sampled_part_only(mode):
 
 
 def test_it_converges_in_expectation_over_seeds():
-    """A small game: over four seeds, the mean exploitability falls tenfold from 30 to 300
-    iterations, every run gets within 0.1 points, and the mean root value near the exact one."""
+    """A small game: over four seeds, the mean exploitability falls fourfold from 30 to 300
+    iterations, every run gets within 0.05 points of exploitability (NashConv 0.1), and the
+    mean root value near the exact one."""
     tree = build_tree(position(2, 5, 2), "compact", infosets=False)
     exact = solve_exact(tree).root_value
     expl = {30: [], 300: []}
@@ -57,7 +58,7 @@ def test_it_converges_in_expectation_over_seeds():
         values.append(res.root_value)
     mean = {k: sum(v) / len(v) for k, v in expl.items()}
     assert mean[300] < mean[30] / 4, mean
-    assert max(expl[300]) < 0.1, expl
+    assert max(expl[300]) < 0.05, expl
     assert sum(values) / len(values) == pytest.approx(exact, abs=0.05)
 
 

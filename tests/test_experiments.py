@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import random
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
@@ -60,7 +63,9 @@ def test_pipeline_record_and_files(tmp_path):
     from pasur.solve.reference import ReferenceSolver
 
     assert rec["exact_value"] == ReferenceSolver(nd.deck).value(GameState.initial(nd.deck))
-    assert abs(rec["value"] - rec["exact_value"]) <= rec["exploitability"] + 1e-6
+    # |value - exact value| <= NashConv = 2 x exploitability (docs/conventions.md)
+    assert abs(rec["value"] - rec["exact_value"]) <= rec["nash_conv"] + 1e-6
+    assert rec["exploitability"] <= job.cfr.target_exploitability
     assert {"strategy.parquet", "model.ubj", "model.card.json", "record.json", "matchups.json"} <= {
         p.name for p in (tmp_path / "d").iterdir()
     }
@@ -131,10 +136,30 @@ def test_figure15_bands_over_decks(tmp_path):
     job = DeckJob(cfr=CFRParams(iterations=20, check_every=10))
     summary = ex.figure15(decks(36, 24), tmp_path / "f15", job, INLINE)
     rows = read_csv(tmp_path / "f15" / "figure15.csv")
-    assert len(rows) == 6 * 2 * 2  # rounds x measures x checkpoints
+    assert len(rows) == 6 * 3 * 2  # rounds x measures (MSE, exploitability, NashConv) x checkpoints
     assert {r["decks"] for r in rows} == {"2"}
     assert summary["iterations"] == 20
     assert (tmp_path / "f15" / "figure15.png").exists()
+    # exploitability = NashConv / 2 (docs/conventions.md), in the table and in the summary
+    by = {(r["round"], r["iteration"], r["measure"]): (float(r["mean_log10"]), float(r["std_log10"])) for r in rows}
+    checked = 0
+    for (k, it, m), (v, _) in by.items():
+        nash, sd = by[(k, it, "nash_conv")]
+        if m == "exploitability" and nash > -8 and sd < 1:  # (both decks above the plot's floor of 1e-12)
+            assert v == pytest.approx(nash - math.log10(2), abs=1e-9)
+            checked += 1
+    assert checked >= 6
+    final = summary["round_5_final_exploitability_geomean"]
+    assert summary["round_5_final_nash_conv_geomean"] == pytest.approx(2 * final)
+    # traces written before the convention (their exploitability was NashConv) read relabelled
+    for deck in ("seed-36", "seed-24"):
+        path = tmp_path / "f15" / "sweep" / "decks" / deck / "traces.parquet"
+        t = pq.read_table(path)
+        old = {"round": t["round"], "iteration": t["iteration"], "exploitability": t["nash_conv"],
+               "mean_exploitability": t["mean_nash_conv"], "mse_to_final": t["mse_to_final"]}  # fmt: skip
+        pq.write_table(pa.table(old), path)
+    again = ex.figure15(decks(36, 24), tmp_path / "f15", job, INLINE)
+    assert again == summary and read_csv(tmp_path / "f15" / "figure15.csv") == rows
     with pytest.raises(PasurInputError, match="fixed --iterations"):
         ex.figure15(decks(36), tmp_path / "f15b", DeckJob(), INLINE)
 
@@ -216,7 +241,7 @@ def test_figure12_counts_both_trees_and_the_ones_over_the_limit(tmp_path):
 
 def test_figure16_first_turn_strategy(tmp_path):
     nd = decks(36)[0]
-    summary = ex.figure16(nd, tmp_path / "f16", DeckJob(cfr=CFRParams(iterations=None, target_exploitability=0.01)))
+    summary = ex.figure16(nd, tmp_path / "f16", DeckJob(cfr=CFRParams(iterations=None, target_exploitability=0.005)))
     rows = read_csv(tmp_path / "f16" / "table15.csv")
     assert len(rows) == len(GameState.initial(nd.deck).legal_actions()) == summary["moves"]
     assert abs(sum(float(r["sigma"]) for r in rows) - 1) < 1e-3

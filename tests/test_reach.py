@@ -117,3 +117,21 @@ def test_play_weights_of_a_tables_rows(tmp_path):
         play_row_weights(mid)
     with pytest.raises(PasurInputError, match="unknown row weights 'visits'"):
         ModelParams(row_weights="visits").check()
+
+
+def test_priority_sampling_keeps_heavy_rows_and_is_unbiased():
+    """A few heavy rows among many light ones are always kept at their own weight; the sample's
+    weighted sum estimates the whole sum without bias (mean over seeds within 1 %)."""
+    from pasur.learn.models import priority_sample
+
+    w = np.full(10_000, 0.01)
+    w[:5] = 100.0
+    totals = []
+    for seed in range(200):
+        pick, nw = priority_sample(w, 200, np.random.default_rng(seed))
+        assert pick.shape == (200,) and np.all(np.diff(pick) > 0)
+        assert set(range(5)) <= set(pick.tolist()) and np.all(nw[:5] == 100.0)
+        totals.append(nw.sum())
+    assert np.mean(totals) == pytest.approx(w.sum(), rel=0.01)
+    everything, same = priority_sample(w, 20_000, np.random.default_rng(0))
+    assert np.array_equal(everything, np.arange(10_000)) and np.array_equal(same, w)

@@ -59,7 +59,7 @@ def test_ray_with_two_workers_matches_inline(ray_here, inline_sweep, tmp_path):
     for r, nd in zip(records, seed_decks(3, 0), strict=True):
         fresh = solve_exact_run(nd, "compact", "cpu")
         assert (r["deck"], r["exact_value"], r["nodes"]) == (str(nd.deck), fresh["value"], fresh["nodes"])
-        assert abs(r["value"] - r["exact_value"]) <= r["exploitability"] + 1e-6
+        assert abs(r["value"] - r["exact_value"]) <= r["nash_conv"] + 1e-6  # NashConv = 2 x exploitability
     for deck_id in ("seed-0", "seed-1", "seed-2"):
         a, b = inline_out / "decks" / deck_id, out / "decks" / deck_id
         assert sorted(p.name for p in a.iterdir()) == sorted(p.name for p in b.iterdir())
@@ -190,6 +190,42 @@ def test_a_sweep_written_before_an_option_existed_resumes(inline_sweep, tmp_path
     assert [r["deck_id"] for r in again] == [r["deck_id"] for r in records]
     with pytest.raises(PasurInputError, match=r"another job.*tremble: 0.0 there, 0.001 now"):
         run_sweep(seed_decks(3, 0), DeckJob(cfr=replace(JOB.cfr, tremble=1e-3), games=JOB.games), copy)
+
+
+def test_a_sweep_written_before_the_exploitability_convention_reads_relabelled(inline_sweep, tmp_path):
+    """A sweep of format 1 held NashConv under ``exploitability`` (records, manifest, records
+    file, the job's target) and no ``nash_conv``: it reads as ``nash_conv`` with ``exploitability``
+    halved (docs/conventions.md), its report says so, and it resumes."""
+    out, records = inline_sweep
+    assert all(r["exploitability"] == pytest.approx(r["nash_conv"] / 2) for r in records)
+    copy = tmp_path / "old"
+    shutil.copytree(out, copy)
+    spec = json.loads((copy / "sweep.json").read_text())
+    (copy / "sweep.json").write_text(json.dumps({**spec, "format": 1}))
+    for r in records:
+        path = copy / "decks" / r["deck_id"] / "record.json"
+        rec = json.loads(path.read_text())
+        rec["exploitability"] = rec.pop("nash_conv")
+        path.write_text(json.dumps(rec))
+    for name in ("manifest.parquet", "records.parquet"):
+        t = pq.read_table(copy / name)
+        t = t.set_column(t.column_names.index("exploitability"), "exploitability", t.column("nash_conv"))
+        pq.write_table(t.drop(["nash_conv"]), copy / name)
+    want = {r["deck_id"]: (r["nash_conv"], r["exploitability"]) for r in records}
+    assert {r["deck_id"]: (r["nash_conv"], r["exploitability"]) for r in read_records(copy)} == want
+    rows = Manifest.load(copy / "manifest.parquet").rows
+    assert {k: (v["nash_conv"], v["exploitability"]) for k, v in rows.items()} == want
+    s = json.loads(runner.invoke(app, ["report", str(copy), "--json"]).output)
+    values = {v["column"]: v for v in s["values"]}
+    assert values["exploitability"]["max"] == pytest.approx(max(e for _, e in want.values()))
+    assert values["nash_conv"]["max"] == pytest.approx(max(n for n, _ in want.values()))
+    again = run_sweep(seed_decks(3, 0), JOB, copy, engine="inline", progress=False)
+    assert {r["deck_id"]: (r["nash_conv"], r["exploitability"]) for r in again} == want
+    assert json.loads((copy / "sweep.json").read_text())["format"] == sweep.FORMAT == 2
+    # a format-1 target bounded NashConv: the same job as half of it now
+    old_job = {**JOB.to_json(), "cfr": {**JOB.to_json()["cfr"], "iterations": None, "target_exploitability": 0.05}}
+    assert sweep._with_defaults(old_job, 1)["cfr"]["target_exploitability"] == 0.025
+    assert sweep._with_defaults(old_job, 2)["cfr"]["target_exploitability"] == 0.05
 
 
 def test_report_prints_tables_and_writes_csv(inline_sweep, tmp_path):

@@ -21,6 +21,7 @@ from pasur.solve.card_codes import compress_gme, replay_gme
 from pasur.solve.exact import (
     best_response,
     exploitability,
+    nash_conv,
     pure_strategy,
     solve_exact,
     strategy_value,
@@ -212,7 +213,8 @@ def test_expectations_and_best_responses_match_scalar(mode, seed, rnd, turn):
     assert br_a == pytest.approx(scalar_expectation(s, 0), abs=1e-4)
     assert br_b == pytest.approx(scalar_expectation(s, 1), abs=1e-4)
     oracle = scalar_expectation(s, 0) - scalar_expectation(s, 1)
-    assert exploitability(tree, uni) == pytest.approx(oracle, abs=1e-4) and oracle > 0
+    assert nash_conv(tree, uni) == pytest.approx(oracle, abs=1e-4) and oracle > 0
+    assert exploitability(tree, uni) == pytest.approx(oracle / 2, abs=1e-4)  # docs/conventions.md
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -228,7 +230,8 @@ def test_best_responses_to_a_random_strategy_match_the_scalar_oracle(mode, seed,
     assert strategy_value(tree, sigma) == pytest.approx(want[None], abs=1e-4)
     assert best_response(tree, sigma, 0).root_value == pytest.approx(want[0], abs=1e-4)
     assert best_response(tree, sigma, 1).root_value == pytest.approx(want[1], abs=1e-4)
-    assert exploitability(tree, sigma) == pytest.approx(want[0] - want[1], abs=1e-4)
+    assert nash_conv(tree, sigma) == pytest.approx(want[0] - want[1], abs=1e-4)
+    assert exploitability(tree, sigma) == pytest.approx((want[0] - want[1]) / 2, abs=1e-4)
     assert want[1] < want[None] < want[0]
 
 
@@ -237,7 +240,7 @@ def test_optimal_strategy_has_zero_exploitability_and_follows_the_reference_line
     s = position(2, 4, 0)
     tree = build_tree(s, mode)
     sol = solve_exact(tree)
-    assert exploitability(tree, pure_strategy(sol)) == 0.0
+    assert exploitability(tree, pure_strategy(sol)) == 0.0 == nash_conv(tree, pure_strategy(sol))
     # the tensor's optimal line is the reference solver's (same tie-break)
     ref = ReferenceSolver(s.deck)
     line = ref.optimal_line(s)

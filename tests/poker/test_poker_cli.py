@@ -73,6 +73,8 @@ def test_solve_to_a_target_with_an_abstraction(tmp_path):
     assert r.exit_code == 0, r.output
     s = json.loads(r.stdout)
     assert s["exploitability"] <= 5 and s["abstraction"] == "iso,ehs:4,ehs:5"
+    # mb/g with the game's big blind, its 5-chip ante (docs/conventions.md)
+    assert s["big_blind"] == 5 and s["exploitability_mbg"] == pytest.approx(200 * s["exploitability"])
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,22 @@ def test_bad_games_are_refused_in_one_line():
         get_game("kuhn", blinds=1)
 
 
+def test_each_preset_states_its_big_blind_the_unit_of_mbg():
+    """mb/g = 1000 x chips per game / the big blind (docs/conventions.md): the ante in Kuhn,
+    Leduc and Numeral211 (5 chips), stated in each preset; a changed ante carries it along."""
+    blinds = {"kuhn": 1, "leduc": 1, "leduc5": 1, "numeral211": 5, "numeral211-r5": 5, "numeral211-tiny": 5}
+    for name, chips in blinds.items():
+        g = get_game(name)
+        assert g.big_blind == chips == g.ante and g.blind == chips
+    assert get_game("numeral211").mbg(0.0025) == pytest.approx(0.5)  # 0.0025 chips of 5 = 0.5 milli-blinds
+    assert get_game("leduc").mbg(0.0025) == pytest.approx(2.5)
+    assert get_game("leduc", ante=2).blind == 2 and get_game("leduc", big_blind=4).blind == 4
+    assert get_game("leduc", big_blind=4) == get_game("leduc")  # a unit, not a rule
+    assert get_game("leduc", big_blind=4).openspiel == "leduc_poker"
+    with pytest.raises(PasurInputError, match="big_blind"):
+        get_game("leduc", big_blind=0)
+
+
 def test_changed_rules_lose_the_openspiel_tag():
     assert get_game("leduc").openspiel == "leduc_poker"
     assert get_game("leduc", fold_without_bet=True).openspiel is None

@@ -276,8 +276,9 @@ def _rename(values: dict, **names: str) -> dict:
 #: ``pasur.solve.cfr.METHODS``, spelled out so that building the CLI does not import torch
 #: (tests/test_cli.py checks that the two agree)
 CFR_METHODS = ("cfr", "cfr+", "lcfr", "dcfr", "es-mccfr")
-#: the target when neither --iterations nor --target-exploitability is given (points)
-DEFAULT_TARGET = 0.05
+#: the target when neither --iterations nor --target-exploitability is given (points of
+#: exploitability = NashConv / 2; the NashConv 0.05 of the versions before docs/conventions.md)
+DEFAULT_TARGET = 0.025
 
 _CFR_HELP = f"exact: backward induction; reference: plain-Python minimax; {', '.join(CFR_METHODS)}: CFR variants"
 
@@ -361,7 +362,10 @@ IterationsOpt = Annotated[
         "--iterations",
         min=1,
         max=10_000_000,
-        help="CFR: iterations per round (with a target: the cap). Neither given: whole-game target 0.05.",
+        help=(
+            "CFR: iterations per round (with a target: the cap). Neither given: whole-game exploitability "
+            f"target {DEFAULT_TARGET}."
+        ),
     ),
 ]
 TargetOpt = Annotated[
@@ -369,16 +373,21 @@ TargetOpt = Annotated[
     typer.Option(
         "--target-exploitability",
         help=(
-            "CFR: a bound on the whole game's exploitability (points, exact best responses); each round "
-            "stops at its share, and the summary says whether it was met "
-            f"(default {DEFAULT_TARGET} without --iterations)."
+            "CFR: a bound on the whole game's exploitability (points, exact best responses; "
+            "exploitability = NashConv / 2, the mean of both players' best-response gains, as in "
+            "OpenSpiel and pasur poker: docs/conventions.md); each round stops at its share, and the "
+            f"summary says whether it was met (default {DEFAULT_TARGET}, i.e. NashConv {2 * DEFAULT_TARGET:g}, "
+            "without --iterations)."
         ),
     ),
 ]
 CheckEveryOpt = Annotated[
     int,
     typer.Option(
-        "--check-every", min=1, max=1_000_000, help="CFR: measure the round's exploitability every K iterations."
+        "--check-every",
+        min=1,
+        max=1_000_000,
+        help="CFR: measure the round's exploitability (NashConv / 2) every K iterations.",
     ),
 ]
 AlphaOpt = Annotated[float, typer.Option("--alpha", min=0, max=10, help="DCFR: positive regret discount exponent.")]

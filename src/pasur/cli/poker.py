@@ -56,6 +56,10 @@ def _one_of(argument, option, what: str, arg_name: str, opt_name: str):
     return argument if argument is not None else option
 
 
+def _chips(x: float) -> str:
+    return f"{x:g} chip" + ("" if x == 1 else "s")
+
+
 def _game(name: str):
     from pasur.poker.games import get_game
 
@@ -129,6 +133,7 @@ def info(
         iso = engine.iso
     i = game_info(g, iso=iso, n_keys=n_keys)
     i["rules"] = {k: v for k, v in dataclasses.asdict(g).items() if k not in ("name", "description")}
+    i["rules"]["big_blind"] = g.blind  # chips: the unit of mb/g (docs/conventions.md)
     if abstraction is not None:
         i["abstraction"] = {"spec": abstraction, "keys_per_round": n_keys}
     if as_json:
@@ -140,7 +145,8 @@ def info(
         f"  deck {g.n_cards} cards ({g.ranks} x {g.suits}), {g.hole_cards} private card(s) each, "
         f"board cards per round {list(g.board_cards)}, ante {g.ante}, bets {list(r['bet_sizes'])}, "
         f"at most {list(r['max_bets'])} bets+raises, "
-        f"first to act {list(r['first_player'])}, fold without a bet: {'yes' if g.fold_without_bet else 'no'}"
+        f"first to act {list(r['first_player'])}, fold without a bet: {'yes' if g.fold_without_bet else 'no'}; "
+        f"big blind (the unit of mb/g) {_chips(g.blind)}"
     )
     typer.echo(f"  information sets: {i['infosets'][0]:,} (player 0), {i['infosets'][1]:,} (player 1)")
     typer.echo(
@@ -167,10 +173,20 @@ def solve(
     ] = None,
     target_exploitability: Annotated[
         float | None,
-        typer.Option("--target-exploitability", help="Stop once exploitability (chips per game) is at most this."),
+        typer.Option(
+            "--target-exploitability",
+            help=(
+                "Stop once exploitability (chips per game) is at most this; exploitability = NashConv / 2, "
+                "the mean of both players' best-response gains, as in OpenSpiel and pasur solve "
+                "(docs/conventions.md)."
+            ),
+        ),
     ] = None,
     check_every: Annotated[
-        int, typer.Option("--check-every", min=1, max=10_000_000, help="Measure exploitability every K iterations.")
+        int,
+        typer.Option(
+            "--check-every", min=1, max=10_000_000, help="Measure exploitability (NashConv / 2) every K iterations."
+        ),
     ] = 100,
     updates: Annotated[
         str, typer.Option("--updates", help="alternating (OpenSpiel's) or simultaneous.")
@@ -190,8 +206,9 @@ def solve(
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Solve a game with a CFR variant; report the average strategy's value, exploitability and
-    NashConv (exact best responses in the real game)."""
+    """Solve a game with a CFR variant; report the average strategy's value, NashConv and
+    exploitability = NashConv / 2 (exact best responses in the real game; chips per game and
+    mb/g, 1000 x chips / the game's big blind: docs/conventions.md)."""
     from pasur.common.memory import available_bytes, gib
     from pasur.common.outputs import check_output_dir
     from pasur.poker.run import solve as run
@@ -235,6 +252,9 @@ def solve(
         )
     summary = {
         **result.summary(),
+        "big_blind": g.blind,
+        "exploitability_mbg": g.mbg(result.exploitability),
+        "units": "chips per game; mb/g = 1000 x chips per game / big_blind; exploitability = nash_conv / 2",
         "abstraction": abstraction or "lossless",
         "device": str(engine.device),
         "dtype": dtype,
@@ -252,7 +272,8 @@ def solve(
     )
     typer.echo(
         f"value (player 0): {result.value:+.7f}   exploitability: {result.exploitability:.3e}   "
-        f"NashConv: {result.nash_conv:.3e}  (chips per game)"
+        f"NashConv: {result.nash_conv:.3e}  (chips per game; exploitability = NashConv / 2 = "
+        f"{g.mbg(result.exploitability):.1f} mb/g, 1 big blind = {_chips(g.blind)})"
     )
     if out is not None:
         extra = ", policy.openspiel.json" if g.openspiel and not engine.iso and keying is None else ""
@@ -290,7 +311,8 @@ def evaluate_file(
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Exploitability, NashConv, value and best-response values of a strategy file."""
+    """Exploitability (NashConv / 2), NashConv, value and best-response values of a strategy file
+    (chips per game, and mb/g: docs/conventions.md)."""
     strategy = _one_of(strategy, strategy_opt, "the strategy file", "FILE", "--strategy")
     if game is None:
         raise PasurInputError("give the game: --game NAME (see `pasur poker games`)")
@@ -328,6 +350,8 @@ def evaluate_file(
         "strategy": str(strategy),
         "format": "openspiel" if openspiel else "pasur",
         **ev.as_dict(),
+        "big_blind": g.blind,
+        "exploitability_mbg": g.mbg(ev.exploitability),
     }
     if as_json:
         typer.echo(json.dumps(result, indent=1))
@@ -335,7 +359,8 @@ def evaluate_file(
     typer.echo(f"{g.name}: {strategy} ({result['format']})")
     typer.echo(
         f"value (player 0): {ev.value:+.7f}   best responses: {ev.br_values[0]:+.7f} / {ev.br_values[1]:+.7f}\n"
-        f"NashConv: {ev.nash_conv:.6e}   exploitability: {ev.exploitability:.6e}  (chips per game)"
+        f"NashConv: {ev.nash_conv:.6e}   exploitability: {ev.exploitability:.6e}  (chips per game; "
+        f"exploitability = NashConv / 2 = {g.mbg(ev.exploitability):.1f} mb/g, 1 big blind = {_chips(g.blind)})"
     )
 
 
@@ -369,7 +394,8 @@ def experiment(
     quiet: QuietOpt = False,
 ) -> None:
     """Run one of the poker papers' experiments (BUFP, Embedding CFR): PNG, CSV and Markdown into
-    --out, resumable; prints its tables."""
+    --out, resumable; prints its tables. Exploitability is NashConv / 2, in chips per game or mb/g
+    (1000 x chips per game / the game's big blind; docs/conventions.md)."""
     from pasur.common.outputs import prepare_resumable_dir
     from pasur.poker import experiments as ex
 

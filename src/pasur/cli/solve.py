@@ -70,7 +70,8 @@ def solve(
     quiet: QuietOpt = False,
 ) -> None:
     """Solve the open-hand game of a deck: exactly (its value, Alex minus Bob, and an optimal
-    game), or with a CFR variant (an approximate equilibrium, its value and exploitability)."""
+    game), or with a CFR variant (an approximate equilibrium, its value, NashConv and
+    exploitability = NashConv / 2: docs/conventions.md)."""
     method = cfr.method_or("exact")
     if method not in METHODS:
         raise PasurInputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
@@ -175,15 +176,16 @@ def _solve_cfr(nd, tree: str, dev, limit, params, out: Path | None, overwrite: b
     )
     typer.echo(
         f"value of the average strategy: {info['value']:+.4f}   exact value: {info['exact_value']:+g}   "
-        f"exploitability (whole game): {info['exploitability']:.4g} points"
+        f"exploitability (whole game): {info['exploitability']:.4g} points   NashConv: {info['nash_conv']:.4g} "
+        "(exploitability = NashConv / 2)"
     )
     typer.echo(_target_line(info, params))
-    typer.echo("round  iterations  exploitability (round alone, worst root)  suffix gap  budget      nodes   seconds")
+    typer.echo("round  iterations  exploitability (round alone, worst root)  suffix expl.  budget      nodes   seconds")
     for row in info["rounds"]:
         budget = "" if row["budget"] is None else f"{row['budget']:.3e}"
         typer.echo(
-            f"{row['round']:>5}  {row['iterations']:>10}  {row['exploitability']:>40.3e}  {row['suffix_gap']:>10.3e}"
-            f"  {budget:>9}  {row['nodes']:>9,}  {row['seconds']:>8.2f}"
+            f"{row['round']:>5}  {row['iterations']:>10}  {row['exploitability']:>40.3e}"
+            f"  {row['suffix_exploitability']:>12.3e}  {budget:>9}  {row['nodes']:>9,}  {row['seconds']:>8.2f}"
         )
     if out is not None:
         typer.echo(
@@ -199,7 +201,11 @@ def _target_line(info: dict, params) -> str:
         return f"no target: {params.iterations} iterations per round"
     if info["target_met"]:
         return f"target met: whole-game exploitability {info['exploitability']:.4g} <= {target:g} points"
-    capped = [row["round"] for row in info["rounds"] if row["budget"] is not None and row["suffix_gap"] > row["budget"]]
+    capped = [
+        row["round"]
+        for row in info["rounds"]
+        if row["budget"] is not None and row["suffix_exploitability"] > row["budget"]
+    ]
     cap = params.iterations if params.iterations is not None else params.max_iterations
     return (
         f"TARGET NOT MET: whole-game exploitability {info['exploitability']:.4g} > {target:g} points; stopped at the "

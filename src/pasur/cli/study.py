@@ -113,7 +113,8 @@ def sweep(
 ) -> None:
     """Run the per-deck pipeline (solve, optionally fit and self-play) for many decks as Ray tasks.
     Each deck's outputs land in DIR/decks/<id>/, its status in DIR/manifest.parquet; rerunning the
-    same command skips finished decks. Exit code 1 when some decks failed (see pasur report)."""
+    same command skips finished decks. Exit code 1 when some decks failed (see pasur report).
+    Records carry nash_conv and exploitability = NashConv / 2 (docs/conventions.md)."""
     from pasur.study.sweep import SweepInterrupted
     from pasur.study.sweep import sweep as run
 
@@ -177,7 +178,7 @@ def sweep(
 
 
 def per_deck_line(records: list[dict]) -> str:
-    """One line over the done decks: values (points), exploitability, time per deck."""
+    """One line over the done decks: values (points), exploitability (NashConv / 2), time per deck."""
     if not records:
         return ""
     values = [r["exact_value"] for r in records if r.get("exact_value") is not None]
@@ -188,7 +189,7 @@ def per_deck_line(records: list[dict]) -> str:
         )
     expl = [r["exploitability"] for r in records if r.get("exploitability") is not None]
     if expl:
-        parts.append(f"exploitability max {max(expl):.3g}")
+        parts.append(f"exploitability (NashConv / 2) max {max(expl):.3g}")
     fair = [r["fair_value"] for r in records if r.get("fair_value") is not None]
     if fair:
         parts.append(f"fair value (Alex's win rate) mean {statistics.fmean(fair):.3f}")
@@ -225,7 +226,9 @@ def report(
     per_deck: Annotated[bool, typer.Option("--per-deck", help="Also print one row per deck.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Summary tables over a sweep: decks by status, point values, win rates, tree sizes, timings."""
+    """Summary tables over a sweep: decks by status, point values, win rates, tree sizes, timings.
+    nash_conv and exploitability = NashConv / 2 (docs/conventions.md); a sweep written before that
+    convention (its exploitability was NashConv) is read relabelled."""
     from pasur.common.outputs import check_output_file
     from pasur.study import report as rep
 
@@ -263,6 +266,7 @@ def report(
                 "attempts",
                 "exact_value",
                 "value",
+                "nash_conv",
                 "exploitability",
                 "fair_value",
                 "nodes",
@@ -326,7 +330,7 @@ def experiment(
 ) -> None:
     """Reproduce one of the paper's figures or tables over many decks; writes PNG, CSV and
     Markdown into --out (and the per-deck sweep beside them, so a rerun resumes), and prints the
-    table."""
+    table. Exploitability is NashConv / 2 throughout (docs/conventions.md)."""
     from pasur.study import experiments as ex
 
     spec = ex.get(name)

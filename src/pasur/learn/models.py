@@ -153,6 +153,23 @@ def play_row_weights(path: Path) -> np.ndarray:
     return (w / w.mean() + PLAY_WEIGHT_FLOOR).astype(np.float32)
 
 
+def priority_sample(weights: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``k`` of the rows, sorted, and their new weights, by priority sampling (Duffield, Lund and
+    Thorup, 2007): row ``i`` has priority ``w_i / u_i`` (``u_i`` uniform in (0, 1]), the ``k``
+    highest are kept, each weighing ``max(w_i, tau)`` where ``tau`` is the ``k+1``-th priority.
+    Every weighted sum over the sample is then an unbiased estimate of the sum over all rows, and
+    the rows play meets often are all kept: a large table's sample keeps what its model plays."""
+    n = weights.shape[0]
+    if k >= n:
+        return np.arange(n), weights
+    priority = weights / (1.0 - rng.random(n))
+    top = np.argpartition(-priority, k)[: k + 1]
+    top = top[np.argsort(-priority[top], kind="stable")]
+    tau = priority[top[k]]
+    pick = np.sort(top[:k])
+    return pick, np.maximum(weights[pick], tau).astype(weights.dtype)
+
+
 @dataclass
 class _Table:
     path: Path
@@ -268,10 +285,14 @@ def fit_model(
     w = np.concatenate(ws) if ws else None
     rows_available = int(y.shape[0])
     if params.max_rows is not None and rows_available > params.max_rows:
-        pick = np.random.default_rng(params.sample_seed).choice(rows_available, params.max_rows, replace=False)
-        pick.sort()
-        x, y = x[pick], y[pick]
-        w = None if w is None else w[pick]
+        rng = np.random.default_rng(params.sample_seed)
+        if w is None:
+            pick = rng.choice(rows_available, params.max_rows, replace=False)
+            pick.sort()
+            x, y = x[pick], y[pick]
+        else:
+            pick, w = priority_sample(w, params.max_rows, rng)
+            x, y = x[pick], y[pick]
     dtrain = xgb.DMatrix(x, label=y, weight=w, feature_names=_feature_names())
     evals = [(dtrain, "train")]
     dval = None

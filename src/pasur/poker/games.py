@@ -61,9 +61,24 @@ class PokerGame:
     openspiel: str | None = None
     #: one line for ``pasur poker games``
     description: str = field(default="", compare=False)
+    #: chips in one big blind, the unit of mb/g (``1000 * chips per game / big blind``,
+    #: docs/conventions.md); None: the ante. A unit of reporting, not a rule: it is left out of
+    #: the game's identity (equality, the strategy files' game record).
+    big_blind: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         validate(self)
+
+    @property
+    def blind(self) -> float:
+        """One big blind in chips, the unit of mb/g: :attr:`big_blind`, or the ante."""
+        return float(self.ante if self.big_blind is None else self.big_blind)
+
+    def mbg(self, chips: float) -> float:
+        """``chips`` per game in milli-big-blinds per game (mb/g): ``1000 * chips / blind``."""
+        if self.blind <= 0:
+            raise PasurInputError(f"game {self.name!r} has no big blind (ante 0): give big_blind to report mb/g")
+        return 1000 * chips / self.blind
 
     @property
     def n_ranks(self) -> int:
@@ -116,6 +131,8 @@ def validate(g: PokerGame) -> None:
         )
     if g.ante < 0 or any(b <= 0 for b in g.bet_sizes) or any(m < 0 for m in g.max_bets):
         raise bad("ante must be >= 0, bet sizes > 0, caps >= 0")
+    if g.big_blind is not None and g.big_blind <= 0:
+        raise bad("big_blind must be > 0")
     if any(p not in (0, 1) for p in g.first_player):
         raise bad("first_player entries must be 0 or 1")
     if g.evaluator not in EVALUATORS:
@@ -133,6 +150,7 @@ KUHN = PokerGame(
     max_bets=(1,),
     first_player=(0,),
     openspiel="kuhn_poker",
+    big_blind=1,  # the ante (no blinds): the chip each player puts in
     description="Kuhn poker (OpenSpiel's kuhn_poker): J Q K, one card each, ante 1, one bet of 1",
 )
 
@@ -147,6 +165,7 @@ LEDUC = PokerGame(
     max_bets=(2, 2),
     first_player=(0, 0),
     openspiel="leduc_poker",
+    big_blind=1,  # the ante (no blinds), as the BUFP paper's mb/h
     description="Leduc hold'em (OpenSpiel's leduc_poker): 6 cards, ante 1, raises 2 then 4, two per round",
 )
 
@@ -168,6 +187,11 @@ NUMERAL211 = PokerGame(
     bet_sizes=(10, 20, 20),
     max_bets=(4, 4, 4),
     first_player=(0, 1, 1),
+    # The ante: Numeral211 has antes and no blinds, and the ante is each player's forced bet,
+    # the role the big blind has in blinds games; the same rule as Kuhn and Leduc, and the unit
+    # of every mb/g we report. (Taking the round-1 bet of 10, as the small bet equals the big
+    # blind in limit hold'em, would halve every mb/g: say which when comparing.)
+    big_blind=5,
     description="Numeral211 hold'em (Embedding CFR, A.3): 40 cards, two private, flop 1, turn 1, best 3 of 4",
 )
 
@@ -208,6 +232,8 @@ def get_game(name: str | PokerGame, **overrides) -> PokerGame:
     unknown = sorted(set(overrides) - fields)
     if unknown:
         raise PasurInputError(f"unknown game field(s) {', '.join(unknown)}")
-    rules_changed = set(overrides) - {"name", "description", "openspiel"}
+    rules_changed = set(overrides) - {"name", "description", "openspiel", "big_blind"}
     extra = {} if "openspiel" in overrides or not rules_changed else {"openspiel": None}
+    if "ante" in overrides and "big_blind" not in overrides:
+        extra["big_blind"] = None  # the preset's big blind is its ante: it follows the ante given
     return dataclasses.replace(game, **overrides, **extra)

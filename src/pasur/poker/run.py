@@ -3,7 +3,8 @@
 ``solve(game, method, ...)`` is what ``pasur poker solve`` calls: it picks the fast small-game
 path (:mod:`pasur.poker.dense_cfr`) where it applies and gives the same iterates, measures the
 average strategy's exploitability every ``check_every`` iterations (exact best responses, not
-counted in the solver's time), and returns the average strategy with a summary.
+counted in the solver's time), and returns the average strategy with a summary. Exploitability
+is NashConv / 2 (OpenSpiel's, and Pasur's too: docs/conventions.md), in chips per game.
 """
 
 from __future__ import annotations

@@ -41,7 +41,11 @@ def action_names(engine, node: int) -> dict[int, str]:
 
 
 def game_json(game: PokerGame) -> str:
-    return json.dumps(dataclasses.asdict(game), sort_keys=True)
+    """The game's rules as JSON: its identity in a strategy file (``big_blind``, a unit of
+    reporting, left out, so files written before it existed read as before)."""
+    fields = dataclasses.asdict(game)
+    fields.pop("big_blind", None)
+    return json.dumps(fields, sort_keys=True)
 
 
 def write_strategy(path: str | Path, engine, policy: TabularPolicy) -> int:
@@ -263,7 +267,7 @@ def plot_trace(path: str | Path, trace, title: str) -> None:
     y = [max(p.exploitability, 1e-16) for p in trace]
     ax.loglog(x, y, marker="o", markersize=3)
     ax.set_xlabel("iterations")
-    ax.set_ylabel("exploitability (chips per game)")
+    ax.set_ylabel("exploitability = NashConv / 2 (chips per game)")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     save_png(fig, path)

@@ -82,6 +82,7 @@ class CFRParams:
 
     method: str = "dcfr"
     iterations: int | None = 1000
+    #: a bound on the whole game's exploitability (NashConv / 2, points; docs/conventions.md)
     target_exploitability: float | None = None
     check_every: int = 10
     alpha: float = DCFR_DEFAULTS[0]
@@ -160,22 +161,34 @@ class _Layer:
 
 @dataclass
 class RoundTrace:
-    """Convergence of one round: per checkpoint, the iteration, the round's exploitability with
-    the next round's values held fixed (the largest over its roots, points), the suffix gap (the
-    whole-game bound from this round on, see :func:`solve_cfr`; measured at every checkpoint when
-    there is a target, else at the last one), and the mean squared difference of the average
-    strategy then to the final one (over all edges, or a fixed sample of a million)."""
+    """Convergence of one round: per checkpoint, the iteration, the round's NashConv with the
+    next round's values held fixed (the largest over its roots, points; its exploitability is
+    half of it, docs/conventions.md), the suffix gap (a bound on the whole game's NashConv from
+    this round on, see :func:`solve_cfr`; measured at every checkpoint when there is a target,
+    else at the last one), and the mean squared difference of the average strategy then to the
+    final one (over all edges, or a fixed sample of a million)."""
 
     round: int
     iterations: list[int] = field(default_factory=list)
-    exploitability: list[float] = field(default_factory=list)
-    mean_exploitability: list[float] = field(default_factory=list)
+    nash_conv: list[float] = field(default_factory=list)
+    mean_nash_conv: list[float] = field(default_factory=list)
     mse_to_final: list[float] = field(default_factory=list)
     suffix_gap: list[float] = field(default_factory=list)
-    #: the suffix gap this round must reach (its share of the target and the later rounds'), or None
+    #: the exploitability (``suffix_gap / 2``) this round must reach: its share of the target and
+    #: the later rounds' shares, or None
     budget: float | None = None
     seconds: float = 0.0
     nodes: int = 0
+
+    @property
+    def exploitability(self) -> list[float]:
+        """Per checkpoint, the round's exploitability (``nash_conv / 2``, worst root)."""
+        return [x / 2 for x in self.nash_conv]
+
+    @property
+    def mean_exploitability(self) -> list[float]:
+        """Per checkpoint, the round's exploitability (``mean_nash_conv / 2``, mean over roots)."""
+        return [x / 2 for x in self.mean_nash_conv]
 
 
 class RoundCFR:
@@ -404,10 +417,15 @@ class RoundCFR:
 
         return self._backward(rule, terminal=terminal)
 
-    def exploitability(self, sigma=None) -> torch.Tensor:
-        """Per root: Alex's best response minus Bob's (points), against ``sigma`` (default: average)."""
+    def nash_conv(self, sigma=None) -> torch.Tensor:
+        """Per root: NashConv, Alex's best response minus Bob's (points), against ``sigma``
+        (default: the average strategy)."""
         sigma = self.average_strategy() if sigma is None else sigma
         return self.best_response(sigma, ALEX) - self.best_response(sigma, 1 - ALEX)
+
+    def exploitability(self, sigma=None) -> torch.Tensor:
+        """Per root: exploitability, ``nash_conv / 2`` (points; docs/conventions.md)."""
+        return self.nash_conv(sigma) / 2
 
     # -- strategies -------------------------------------------------------------------------
     def _normalize(self, L: _Layer, w: torch.Tensor) -> torch.Tensor:

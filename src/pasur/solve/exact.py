@@ -194,10 +194,17 @@ def subgame_gap(tree: GameTree, strategy: Strategy, exact: Solution | None = Non
     return max(float((mine.values[k] - v).abs().max()) for k, v in exact.values.items() if v.numel())
 
 
-def exploitability(tree: GameTree, strategy: Strategy) -> float:
-    """Points: Alex's best response against Bob's strategy minus Bob's (minimizing) best
-    response against Alex's. Zero exactly at an equilibrium."""
+def nash_conv(tree: GameTree, strategy: Strategy) -> float:
+    """NashConv (points): Alex's best response against Bob's strategy minus Bob's (minimizing)
+    best response against Alex's, i.e. the sum of both players' gains from deviating. Zero
+    exactly at an equilibrium (docs/conventions.md)."""
     return best_response(tree, strategy, ALEX).root_value - best_response(tree, strategy, 1 - ALEX).root_value
+
+
+def exploitability(tree: GameTree, strategy: Strategy) -> float:
+    """Exploitability (points): ``nash_conv / 2``, the mean of the two players' gains from
+    deviating (OpenSpiel's convention, the poker side's too; docs/conventions.md)."""
+    return nash_conv(tree, strategy) / 2
 
 
 def pure_strategy(solution: Solution) -> Strategy:

@@ -1,7 +1,10 @@
 """Round-by-round CFR over a whole tree (paper section 2.10): rounds 5 -> start, each solved by
 a :class:`pasur.solve.cfr.RoundCFR` (:func:`round_solver`: the full-width methods, or
 :class:`pasur.solve.sampling.SampledRoundCFR` for ES-MCCFR) with the next round's values at its
-end, and stopped by a whole-game exploitability target (see :func:`solve_cfr`)."""
+end, and stopped by a whole-game exploitability target (see :func:`solve_cfr`).
+
+Exploitability is NashConv / 2 throughout (docs/conventions.md): the tensors below hold
+best-response gaps ``A - B`` (NashConv), halved where an exploitability is reported or compared."""
 
 from __future__ import annotations
 
@@ -25,15 +28,15 @@ SOLVERS: dict[str, type[RoundCFR]] = {m: SampledRoundCFR for m in SampledRoundCF
 @dataclass
 class CFRResult:
     """A CFR solve: the average strategy per layer (CPU), the root value of that strategy with
-    each round's roots valued under it, the traces, and the whole game's exploitability (exact
-    best responses of both players over all rounds)."""
+    each round's roots valued under it, the traces, and the whole game's NashConv (exact best
+    responses of both players over all rounds) and exploitability (half of it)."""
 
     tree: GameTree
     params: CFRParams
     strategy: dict[tuple[int, int], torch.Tensor]
     root_value: float
     traces: list[RoundTrace]
-    exploitability: float
+    nash_conv: float
     iterations: dict[int, int]
     seconds: float
     value_passed: str = "value of the round's average strategy (exact backward pass)"
@@ -46,7 +49,13 @@ class CFRResult:
         return banked_diff(self.tree.start) + self.root_value
 
     @property
+    def exploitability(self) -> float:
+        """The whole game's exploitability: ``nash_conv / 2`` (points; docs/conventions.md)."""
+        return self.nash_conv / 2
+
+    @property
     def target(self) -> float | None:
+        """The target on the whole game's exploitability (NashConv / 2), or None."""
         return self.params.target_exploitability
 
     @property
@@ -58,6 +67,11 @@ class CFRResult:
     def round_exploitability(self) -> dict[int, float]:
         """Per round, its final exploitability with the next round's values held fixed (worst root)."""
         return {tr.round: tr.exploitability[-1] for tr in self.traces}
+
+    @property
+    def round_nash_conv(self) -> dict[int, float]:
+        """Per round, its final NashConv with the next round's values held fixed (worst root)."""
+        return {tr.round: tr.nash_conv[-1] for tr in self.traces}
 
 
 MSE_SAMPLE = 1_000_000
@@ -86,18 +100,21 @@ def solve_cfr(
 ) -> CFRResult:
     """Round-by-round CFR over ``tree`` (rounds 5 -> start); see the module docstring.
 
-    A target is a bound on the *whole game's* exploitability. Beside each round's root values
+    A target is a bound on the *whole game's* exploitability, NashConv / 2 (docs/conventions.md),
+    so the gaps below, which bound NashConv, are held to twice it. Beside each round's root values
     ``V`` (of its average strategy), the round passes down the suffix best-response values of
     both players (``A`` for Alex, ``B`` for Bob: best responses over this round and all later
     ones). A round's *suffix gap* ``max(A - V) + max(V - B)`` over its roots bounds the gap of
     every earlier root, since ``A`` and ``B`` of a round are at most that far from ``V`` plus
     its own best-response gains against ``V``; at the first round (one root) it is exactly the
-    whole game's exploitability. A round stops once its gap is within its budget: its share of
-    the target (:func:`target_shares`) plus the later rounds' shares, so the first round checks
-    the whole target itself. A round that reaches the iteration cap stops there; whether the
-    target was met is the exact whole-game measure (``result.target_met``).
+    whole game's NashConv. A round stops once half its gap is within its budget (an
+    exploitability): its share of the target (:func:`target_shares`) plus the later rounds'
+    shares, so the first round checks the whole target itself. A round that reaches the
+    iteration cap stops there; whether the target was met is the exact whole-game measure
+    (``result.target_met``).
 
-    ``progress(round, iteration, exploitability or None)`` is called after every iteration."""
+    ``progress(round, iteration, exploitability or None)`` is called after every iteration (the
+    round's exploitability, NashConv / 2, worst root)."""
     params.check()
     dev = torch.device(device) if device is not None else tree.device
     t0 = time.perf_counter()
@@ -132,11 +149,12 @@ def solve_cfr(
             expl = None
             if solver.it % params.check_every == 0 or solver.it == limit:
                 measures.measure(solver, with_suffix=target is not None or solver.it == limit)
-                per_root = measures.own[0] - measures.own[1]
-                expl = float(per_root.max())
+                per_root = measures.own[0] - measures.own[1]  # NashConv per root
+                nash = float(per_root.max())
+                expl = nash / 2
                 trace.iterations.append(solver.it)
-                trace.exploitability.append(expl)
-                trace.mean_exploitability.append(float(per_root.mean()))
+                trace.nash_conv.append(nash)
+                trace.mean_nash_conv.append(float(per_root.mean()))
                 snapshots.append(torch.cat([a[s] for a, s in zip(measures.avg, sample, strict=True)]).cpu())
                 if target is not None or solver.it == limit:
                     suffix = measures.suffix
@@ -144,9 +162,9 @@ def solve_cfr(
             if progress is not None:
                 progress(rt.round, solver.it, expl)
             if expl is not None and target is not None:
-                if trace.suffix_gap[-1] <= trace.budget:
+                if trace.suffix_gap[-1] / 2 <= trace.budget:
                     break
-                _focus_on_laggards(solver, measures.suffix, trace.budget)
+                _focus_on_laggards(solver, measures.suffix, 2 * trace.budget)  # (on NashConv's scale)
         solver.unfocus()
         avg = measures.avg
         # (the loop ends on a checkpoint: limit reached or budget met; suffix is of the final average)
@@ -162,14 +180,14 @@ def solve_cfr(
         del solver
     traces.reverse()
     root_value = float(suffix[0][0])
-    expl = float(suffix[1][0] - suffix[2][0])  # exact best responses of the whole game, round by round
+    nash = float(suffix[1][0] - suffix[2][0])  # exact best responses of the whole game, round by round
     seconds = time.perf_counter() - t0
-    return CFRResult(tree, params, strategy, root_value, traces, expl, iterations, seconds, suffix=suffixes)
+    return CFRResult(tree, params, strategy, root_value, traces, nash, iterations, seconds, suffix=suffixes)
 
 
 class _RoundMeasures:
     """A round's measures at its checkpoints, per root: the best responses against the later
-    rounds' fixed values (the round's own exploitability) and the suffix values (V, A, B); and
+    rounds' fixed values (the round's own NashConv) and the suffix values (V, A, B); and
     the average strategy. While the solver is focused on a tree-like round, only the roots it
     iterates are measured again (the others have not changed); otherwise the whole round."""
 
@@ -209,7 +227,8 @@ def _focus_on_laggards(solver: RoundCFR, suffix, budget: float) -> None:
     """Iterate on only the roots whose suffix best-response gains (``A - V``, ``V - B``) are not
     yet within their thresholds: the others already fit in the budget, and the round's work
     shrinks to the part below the laggards. The thresholds are fixed at the round's first focus
-    (frozen roots of a tree-like round never change again); the stopping rule measures all roots."""
+    (frozen roots of a tree-like round never change again); the stopping rule measures all roots.
+    ``budget`` is on the suffix gap's (NashConv's) scale: twice the round's exploitability budget."""
     v, a, b = suffix
     ga, gb = a - v, v - b
     if getattr(solver, "freeze", None) is None:

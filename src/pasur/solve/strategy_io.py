@@ -1,5 +1,8 @@
 """What a CFR solve leaves behind: the strategy table (Parquet), a JSON summary, and the
-convergence traces (Parquet and a PNG in the style of the paper's Figure 15).
+convergence traces (Parquet and a PNG in the style of the paper's Figure 15). The summary and the
+traces carry ``nash_conv`` and ``exploitability = nash_conv / 2`` (docs/conventions.md); those of
+an older version, whose ``exploitability`` was NashConv, read relabelled (:func:`read_summary`,
+:func:`read_traces`).
 
 The strategy table has one row per full-game-tree node after an action, i.e. per edge of
 the tree: the node's 58 infoset features (:mod:`pasur.solve.infoset`), the average-strategy
@@ -21,6 +24,7 @@ import pyarrow.parquet as pq
 import torch
 
 from pasur import __version__
+from pasur.common.conventions import EXPLOITABILITY, relabel_columns, relabel_summary
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import atomic_path, save_png, write_text_atomic
 from pasur.game.cards import format_card
@@ -163,10 +167,14 @@ def summary(result: CFRResult, deck_id: str, device: str, rows: int | None) -> d
         "device": device,
         "value": result.game_value(),
         "value_passed_between_rounds": result.value_passed,
+        "nash_conv": result.nash_conv,
         "exploitability": result.exploitability,
-        "exploitability_meaning": "whole game: exact best responses of both players over all rounds (points)",
+        "exploitability_meaning": (
+            "whole game: exact best responses of both players over all rounds (points); " + EXPLOITABILITY
+        ),
         "target": result.target,
         "target_met": result.target_met,
+        "round_nash_conv": [tr.nash_conv[-1] for tr in result.traces],
         "round_exploitability": [tr.exploitability[-1] for tr in result.traces],
         "rounds": [
             {
@@ -174,9 +182,12 @@ def summary(result: CFRResult, deck_id: str, device: str, rows: int | None) -> d
                 "iterations": result.iterations[tr.round],
                 "nodes": tr.nodes,
                 "seconds": round(tr.seconds, 4),
+                "nash_conv": tr.nash_conv[-1],
                 "exploitability": tr.exploitability[-1],
+                "mean_nash_conv": tr.mean_nash_conv[-1],
                 "mean_exploitability": tr.mean_exploitability[-1],
                 "suffix_gap": tr.suffix_gap[-1],
+                "suffix_exploitability": tr.suffix_gap[-1] / 2,
                 "budget": tr.budget,
             }
             for tr in result.traces
@@ -193,16 +204,40 @@ def summary(result: CFRResult, deck_id: str, device: str, rows: int | None) -> d
     }
 
 
+def read_summary(path: str | Path) -> dict:
+    """A solve's ``summary.json``; one of an older version (its ``exploitability`` was NashConv)
+    relabelled: ``nash_conv`` and ``exploitability = nash_conv / 2`` (docs/conventions.md)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PasurInputError(f"summary not found: {path}") from None
+    except (OSError, ValueError) as e:
+        raise PasurInputError(f"{path}: not a readable JSON summary ({e})") from None
+    if not isinstance(data, dict):
+        raise PasurInputError(f"{path}: not a solve summary (not a JSON object)")
+    return relabel_summary(data)
+
+
+def read_traces(path: str | Path) -> dict[str, list]:
+    """A solve's ``traces.parquet`` as columns; one of an older version (its ``exploitability``
+    was NashConv) relabelled, as :func:`read_summary`."""
+    return relabel_columns(pq.read_table(path).to_pydict())
+
+
 def write_traces(folder: Path, result: CFRResult, deck_id: str = "") -> None:
-    """``traces.parquet`` (round, iteration, exploitability, mean over roots, MSE to the final
-    average strategy) and ``convergence.png``."""
-    rows = {"round": [], "iteration": [], "exploitability": [], "mean_exploitability": [], "mse_to_final": []}
+    """``traces.parquet`` (round, iteration, NashConv and exploitability of the worst root and
+    mean over roots, MSE to the final average strategy) and ``convergence.png``."""
+    names = ("round", "iteration", "nash_conv", "exploitability", "mean_nash_conv", "mean_exploitability")
+    rows: dict[str, list] = {n: [] for n in (*names, "mse_to_final")}
     for tr in result.traces:
         for i, it in enumerate(tr.iterations):
             rows["round"].append(tr.round)
             rows["iteration"].append(it)
-            rows["exploitability"].append(tr.exploitability[i])
-            rows["mean_exploitability"].append(tr.mean_exploitability[i])
+            rows["nash_conv"].append(tr.nash_conv[i])
+            rows["exploitability"].append(tr.nash_conv[i] / 2)
+            rows["mean_nash_conv"].append(tr.mean_nash_conv[i])
+            rows["mean_exploitability"].append(tr.mean_nash_conv[i] / 2)
             rows["mse_to_final"].append(tr.mse_to_final[i])
     with atomic_path(folder / "traces.parquet") as tmp:
         pq.write_table(pa.table(rows), tmp)
@@ -224,7 +259,7 @@ def plot_traces(result: CFRResult, path: Path, deck_id: str = "") -> None:
     ax1.set(
         yscale="log",
         xlabel="iteration",
-        ylabel="exploitability (points, worst root)",
+        ylabel="exploitability = NashConv / 2 (points, worst root)",
         title="exploitability per round",
     )
     ax2.set(

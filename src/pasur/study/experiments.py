@@ -169,7 +169,7 @@ def _method(job: DeckJob) -> str:
     stop = (
         f"{p.iterations} iterations"
         if p.target_exploitability is None
-        else f"whole-game target {p.target_exploitability:g}"
+        else f"whole-game exploitability target {p.target_exploitability:g}"
     )
     return f"{p.method} ({stop}, {job.tree} tree)"
 
@@ -460,10 +460,9 @@ def _run_figure14(run: StudyRun) -> dict:
 # -- Figure 15 --------------------------------------------------------------------------------
 def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -> dict:
     """Per round, the mean and standard deviation over decks of log10 of the average strategy's
-    MSE to the final one, and of the round's exploitability, against the iteration. Needs a
-    fixed number of iterations so the curves line up."""
-    import pyarrow.parquet as pq
-
+    MSE to the final one, and of the round's exploitability (NashConv / 2; NashConv too in the
+    CSV), against the iteration. Needs a fixed number of iterations so the curves line up."""
+    from pasur.solve.strategy_io import read_traces
     from pasur.study.sweep import DECKS_DIR
 
     if job.cfr is None or job.cfr.iterations is None:
@@ -474,12 +473,12 @@ def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
     curves: dict[tuple[int, str], list[np.ndarray]] = {}
     iters: dict[int, np.ndarray] = {}
     for r in recs:
-        t = pq.read_table(out / "sweep" / DECKS_DIR / r["deck_id"] / "traces.parquet").to_pydict()
+        t = read_traces(out / "sweep" / DECKS_DIR / r["deck_id"] / "traces.parquet")  # old ones relabelled
         rnd = np.array(t["round"])
         for k in sorted(set(rnd.tolist())):
             sel = rnd == k
             iters[k] = np.array(t["iteration"])[sel]
-            for col in ("mse_to_final", "exploitability"):
+            for col in ("mse_to_final", "exploitability", "nash_conv"):
                 v = np.maximum(np.array(t[col], dtype=float)[sel], 1e-12)
                 curves.setdefault((k, col), []).append(np.log10(v))
     rows = []
@@ -510,15 +509,18 @@ def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
             ax.plot(x, 10**m, label=f"round {k}")
             ax.fill_between(x, 10 ** (m - s), 10 ** (m + s), alpha=0.2)
         ax.set(yscale="log", xlabel="iteration")
-        ax.set_ylabel("MSE to the final average strategy" if j == 0 else "exploitability (points, worst root)")
+        ax.set_ylabel(
+            "MSE to the final average strategy" if j == 0 else "exploitability = NashConv / 2 (points, worst root)"
+        )
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(f"Figure 15: {_method(job)} over {len(recs)} decks ({_deck_span(decks)}; geometric mean, ±1 sd band)")
     save_png(fig, out / "figure15.png", dpi=110)
     final = {}
     for k in sorted(iters):
-        last = [r for r in rows if r["round"] == k and r["measure"] == "exploitability"][-1]
-        final[f"round_{k}_final_exploitability_geomean"] = float(10 ** last["mean_log10"])
+        for col in ("exploitability", "nash_conv"):
+            last = [r for r in rows if r["round"] == k and r["measure"] == col][-1]
+            final[f"round_{k}_final_{col}_geomean"] = float(10 ** last["mean_log10"])
     return _finish(out, {"experiment": "figure15", "decks": len(recs), "iterations": job.cfr.iterations, **final})
 
 
@@ -577,6 +579,7 @@ def figure16(deck: NamedDeck, out: Path, job: DeckJob) -> dict:
             "moves": len(rows),
             "exact_value": rec["exact_value"],
             "value": rec["value"],
+            "nash_conv": rec.get("nash_conv"),
             "exploitability": rec.get("exploitability"),
         },
     )
@@ -660,6 +663,7 @@ def table16(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -
                 "bob_clubs",
                 "exact_value",
                 "value",
+                "nash_conv",
                 "exploitability",
                 "fair_value",
                 "fair_value_ties_to_alex",

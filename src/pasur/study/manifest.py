@@ -19,6 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pasur.common.conventions import relabel_columns
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import atomic_path
 
@@ -36,6 +37,7 @@ SCHEMA = pa.schema(
         ("seconds", pa.float64()),
         ("value", pa.float64()),
         ("exact_value", pa.float64()),
+        ("nash_conv", pa.float64()),
         ("exploitability", pa.float64()),
         ("nodes", pa.int64()),
         ("fair_value", pa.float64()),
@@ -44,7 +46,7 @@ SCHEMA = pa.schema(
         ("worker", pa.string()),
     ]
 )
-RECORD_FIELDS = ("value", "exact_value", "exploitability", "nodes", "fair_value")
+RECORD_FIELDS = ("value", "exact_value", "nash_conv", "exploitability", "nodes", "fair_value")
 
 
 def _empty_row(deck_id: str, deck: str) -> dict:
@@ -55,6 +57,15 @@ def _empty_row(deck_id: str, deck: str) -> dict:
 
 def _time(t: float | None) -> datetime | None:
     return None if t is None else datetime.fromtimestamp(t, UTC)
+
+
+def _relabelled(rows: list[dict], names: list[str]) -> list[dict]:
+    """Rows of a manifest written before docs/conventions.md (``exploitability`` held NashConv)
+    relabelled: ``nash_conv`` and ``exploitability = nash_conv / 2``; newer rows as they are."""
+    if "exploitability" not in names or "nash_conv" in names:
+        return rows
+    cols = relabel_columns({"exploitability": [r["exploitability"] for r in rows]})
+    return [{**r, **{k: v[i] for k, v in cols.items()}} for i, r in enumerate(rows)]
 
 
 class Manifest:
@@ -78,7 +89,8 @@ class Manifest:
         if missing:
             raise PasurInputError(f"{path} is not a sweep manifest (no column {', '.join(missing)})")
         rows = {}
-        for r in table.to_pylist():
+        # a manifest of an older version: no nash_conv, its exploitability was NashConv
+        for r in _relabelled(table.to_pylist(), table.column_names):
             row = _empty_row(r["deck_id"], r["deck"])
             row.update({k: v for k, v in r.items() if k in SCHEMA.names})
             rows[row["deck_id"]] = row

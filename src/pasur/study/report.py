@@ -13,13 +13,13 @@ from pasur.study.manifest import SCHEMA
 from pasur.study.sweep import MANIFEST_FILE, RECORDS_FILE, read_records, records_table
 
 #: point values (Alex minus Bob), rates (shares of games) and model errors are reported apart
-VALUE_COLUMNS = ("exact_value", "value", "exploitability", "known_value")
+VALUE_COLUMNS = ("exact_value", "value", "nash_conv", "exploitability", "known_value")
 RATE_COLUMNS = ("fair_value", "fair_value_ties_to_alex")
 MODEL_COLUMNS = ("model_rmse",)
 SIZE_COLUMNS = ("nodes", "tree_bytes")
 TIME_COLUMNS = ("build_seconds", "exact_seconds", "cfr_seconds", "fit_seconds", "seconds")
 #: manifest columns that the records hold too (the records' values are the full ones)
-_SHARED = ("deck", "value", "exact_value", "exploitability", "nodes", "fair_value")
+_SHARED = ("deck", "value", "exact_value", "nash_conv", "exploitability", "nodes", "fair_value")
 
 
 def _sql_str(p: Path) -> str:
@@ -44,11 +44,11 @@ def connect(out: Path):
     if not (out / MANIFEST_FILE).is_file():
         raise PasurInputError(f"{out} holds no sweep ({MANIFEST_FILE} not found)")
     con = duckdb.connect()
-    con.execute(f"CREATE VIEW manifest AS SELECT * FROM read_parquet({_sql_str(out / MANIFEST_FILE)})")
+    con.execute(f"CREATE VIEW manifest AS {_select_relabelled(out / MANIFEST_FILE)}")
     done = con.execute("SELECT count(*) FROM manifest WHERE status = 'done'").fetchone()[0]
     path = out / RECORDS_FILE
     if path.is_file() and pq.read_metadata(path).num_rows == done:
-        con.execute(f"CREATE VIEW records AS SELECT * FROM read_parquet({_sql_str(path)})")
+        con.execute(f"CREATE VIEW records AS {_select_relabelled(path)}")
     else:
         records = read_records(out)
         table = records_table(records) if records else None
@@ -58,6 +58,19 @@ def connect(out: Path):
             con.register("records_arrow", table)
             con.execute("CREATE VIEW records AS SELECT * FROM records_arrow")
     return con
+
+
+def _select_relabelled(path: Path) -> str:
+    """``SELECT`` of a Parquet file of the sweep; one written before docs/conventions.md (an
+    ``exploitability`` column that held NashConv, no ``nash_conv``) relabelled: ``nash_conv``
+    and ``exploitability = nash_conv / 2``."""
+    import pyarrow.parquet as pq
+
+    names = pq.read_schema(path).names
+    src = f"read_parquet({_sql_str(path)})"
+    if "exploitability" in names and "nash_conv" not in names:
+        return f"SELECT * REPLACE (exploitability / 2 AS exploitability), exploitability AS nash_conv FROM {src}"
+    return f"SELECT * FROM {src}"
 
 
 def _columns(con, view: str) -> list[str]:

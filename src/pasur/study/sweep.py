@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pasur.common import raytasks
+from pasur.common.conventions import relabel_summary
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import atomic_path, folder_lock, prepare_resumable_dir, replace_dir, write_text_atomic
 from pasur.game.cards import NamedDeck, parse_deck
@@ -42,7 +43,9 @@ MANIFEST_FILE = "manifest.parquet"
 RECORDS_FILE = "records.parquet"
 DECKS_DIR = "decks"
 ENGINES = ("ray", "inline")
-FORMAT = 1
+#: 2: the job's ``cfr.target_exploitability`` and the records' ``exploitability`` are NashConv / 2
+#: (docs/conventions.md); a sweep of format 1 held NashConv there and is read relabelled
+FORMAT = 2
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 
@@ -117,9 +120,12 @@ def _flat(d: dict, prefix: str = "") -> dict:
     return out
 
 
-def _with_defaults(job: dict) -> dict:
+def _with_defaults(job: dict, fmt: int = FORMAT) -> dict:
     """A job as an older version wrote it, with the options added since at their defaults (so
-    that a sweep started before ``--tremble`` existed resumes)."""
+    that a sweep started before ``--tremble`` existed resumes), and a target of format 1 (a
+    bound on NashConv) as the exploitability bound it is (half of it)."""
+    if fmt < 2 and isinstance(job.get("cfr"), dict) and job["cfr"].get("target_exploitability") is not None:
+        job = {**job, "cfr": {**job["cfr"], "target_exploitability": job["cfr"]["target_exploitability"] / 2}}
     try:
         return DeckJob.from_json(job).to_json()
     except (TypeError, ValueError, AttributeError):
@@ -155,10 +161,10 @@ def prepare(out: Path, decks: list[NamedDeck], job: DeckJob) -> Manifest:
     if spec_path.exists():
         try:
             spec = json.loads(spec_path.read_text(encoding="utf-8"))
-            old_job, old_decks = spec["job"], spec["decks"]
+            old_job, old_decks, old_format = spec["job"], spec["decks"], int(spec.get("format", 1))
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise PasurInputError(f"{spec_path} is not a readable sweep description ({e})") from None
-        diffs = _job_differences(_with_defaults(old_job), job.to_json())
+        diffs = _job_differences(_with_defaults(old_job, old_format), job.to_json())
         if diffs:
             raise PasurInputError(
                 f"{out} holds a sweep with another job ({'; '.join(diffs)}); use another --out or the same options"
@@ -179,7 +185,7 @@ def prepare(out: Path, decks: list[NamedDeck], job: DeckJob) -> Manifest:
         folder = out / DECKS_DIR / e["id"]
         done_there = (folder / "record.json").is_file()
         if done_there and manifest.status(e["id"]) != "done":
-            record = json.loads((folder / "record.json").read_text(encoding="utf-8"))
+            record = relabel_summary(json.loads((folder / "record.json").read_text(encoding="utf-8")))
             manifest.finish(e["id"], "done", record, error=None)
         elif not done_there and manifest.status(e["id"]) == "done":
             manifest.rows[e["id"]].update(status="pending", error=f"outputs missing from {folder}; redone")
@@ -198,7 +204,7 @@ def read_records(out: Path) -> list[dict]:
     for deck_id, row in manifest.rows.items():
         if row["status"] == "done":
             path = out / DECKS_DIR / deck_id / "record.json"
-            records.append(json.loads(path.read_text(encoding="utf-8")))
+            records.append(relabel_summary(json.loads(path.read_text(encoding="utf-8"))))
     return records
 
 

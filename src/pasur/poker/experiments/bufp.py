@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from pasur.common.outputs import save_png, write_text_atomic
-from pasur.poker.crossplay import MB, best_reply, claim, winnings
+from pasur.poker.crossplay import best_reply, claim, winnings
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
 from pasur.poker.experiments.checkpoints import CHECKPOINTS, load_checkpoint, save_checkpoint
@@ -37,7 +37,7 @@ TABLE_METHODS = ("cfr", "bufp-ef", "bufp-x")  # the paper's order
 SAVE_EVERY_S = 60.0
 #: measurements per decade of iterations
 PER_DECADE = 10
-#: the paper's numbers (mb/h), for the Markdown tables
+#: the paper's numbers (its mb/h: one hand is one game, so mb/g), for the Markdown tables
 PAPER_EXPLOITABILITY = {"cfr": 5.15, "bufp-ef": 5.33, "bufp-x": 3.16}
 PAPER_ROWS = {
     "1": {"cfr": 19.10, "bufp-ef": 18.36, "bufp-x": 20.06},
@@ -121,6 +121,7 @@ def measure(engine: Engine, policy: TabularPolicy) -> dict:
     te = total_exploitability(engine, policy)
     return {
         "exploitability": te.exploitability,
+        "nash_conv": 2 * te.exploitability,
         "total_exploitability": te.total,
         "total_exploitability_max": te.max,
         "fallback_infosets": te.n_fallback,
@@ -196,8 +197,8 @@ def run_methods(run: ExperimentRun, methods: tuple[str, ...]) -> dict[str, dict]
 
 
 def _write_csv(path: Path, rows: list[dict]) -> None:
-    cols = list(rows[0])
-    lines = [",".join(cols)] + [",".join(_fmt_csv(r[c]) for c in cols) for r in rows]
+    cols = list({k: None for r in rows for k in r})  # (a checkpoint of an older version lacks nash_conv)
+    lines = [",".join(cols)] + [",".join(_fmt_csv(r.get(c, "")) for c in cols) for r in rows]
     write_text_atomic(path, "\n".join(lines) + "\n")
 
 
@@ -273,7 +274,7 @@ def _trace_experiment(run: ExperimentRun, stem: str, panels, title: str, intro: 
 )
 def convergence(run: ExperimentRun) -> dict:
     return _trace_experiment(
-        run, "exploitability", [("exploitability", "exploitability (chips per game)")],
+        run, "exploitability", [("exploitability", "exploitability = NashConv / 2 (chips per game)")],
         "Exploitability (Figure 1)",
         "Exploitability = NashConv / 2 (OpenSpiel's), exact, in chips per game; BUFP(X) and XFP are the same "
         "algorithm in our reading (docs/bufp.md), computed by two code paths.",
@@ -302,10 +303,11 @@ def total(run: ExperimentRun) -> dict:
 
 def _table(engine, pols: dict, forced: int | None) -> dict:
     names = list(pols)
-    cells = {a: {b: winnings(engine, pols[a], pols[b], forced) / MB for b in names} for a in names}
+    g = engine.game  # amounts in mb/g: 1000 x chips per game / its big blind (docs/conventions.md)
+    cells = {a: {b: g.mbg(winnings(engine, pols[a], pols[b], forced)) for b in names} for a in names}
     rows = {a: sum(cells[a].values()) / len(names) for a in names}
     cols = {b: sum(cells[a][b] for a in names) / len(names) for b in names}
-    best_row = {b: best_reply(engine, pols[b], forced) / MB for b in names}
+    best_row = {b: g.mbg(best_reply(engine, pols[b], forced)) for b in names}
     return {"cells": cells, "rows": rows, "cols": cols, "best_reply_p1": best_row}
 
 
@@ -338,7 +340,7 @@ def _md_table(t: dict, names: list[str], paper: str | None) -> list[str]:
 
 @experiment(
     "bufp-crossplay",
-    "BUFP Tables 1 and 2: CFR, BUFP(EF), BUFP(X) against each other (mb/h), from the start, with player 1 "
+    "BUFP Tables 1 and 2: CFR, BUFP(EF), BUFP(X) against each other (mb/g), from the start, with player 1 "
     "forced to Call (check) at its first decision, and (2b) forced to bet there.",
     tables=("crossplay.md",),
     outputs=("crossplay.md", "crossplay.csv", "crossplay.png", CHECKPOINTS),
@@ -355,27 +357,31 @@ def crossplay(run: ExperimentRun) -> dict:
     names = list(TABLE_METHODS)
     tables = {key: _table(engine, pols, action) for key, (action, _) in FORCED.items()}
     t1 = tables["1"]
-    expl = {m: cks[m]["trace"][-1]["exploitability"] / MB for m in names}
+    expl = {m: engine.game.mbg(cks[m]["trace"][-1]["exploitability"]) for m in names}
+    nash = {m: engine.game.mbg(cks[m]["trace"][-1]["nash_conv"]) for m in names if "nash_conv" in cks[m]["trace"][-1]}
     te = {m: cks[m]["trace"][-1]["total_exploitability"] for m in names}
     claims = {key: claim(t1, tables[key], "cfr", "bufp-ef") for key in ("2", "2b")}
     first = {key: {m: root_share(engine, pols[m], FORCED[key][0]) for m in names} for key in ("2", "2b")}
     times = _times(cks, started, load0)
-    rows = [{"table": k, "p1": a, "p2": b, "mb_per_hand": t["cells"][a][b]} for k, t in tables.items()
+    rows = [{"table": k, "p1": a, "p2": b, "mbg": t["cells"][a][b]} for k, t in tables.items()
             for a in names for b in names]  # fmt: skip
     _write_csv(run.out / "crossplay.csv", rows)
     _plot_tables(run.out / "crossplay.png", tables, names, run.game)
     md = [
         f"### Tables 1 and 2 on {run.game} ({run.iterations:,} iterations each)",
         "",
-        "Player 1's expected winnings in milli-blinds per hand (mb/h; one blind = one chip = the ante, so "
-        "1 mb/h = 0.001 chips per hand), exact (every deal, no sampling). Rows: player 1's strategy; columns: "
-        "player 2's. Table 2: player 1 must Call (check) at its first decision with every hand, the paper's "
-        "forced action; Table 2b (ours): player 1 must bet there with every hand (docs/bufp.md).",
+        f"Player 1's expected winnings in milli-big-blinds per game (mb/g = 1000 x chips per game / the big "
+        f"blind, {engine.game.blind:g} chip(s) = the ante; the paper's mb/h, one hand being one game), exact "
+        "(every deal, no sampling); exploitability = NashConv / 2 (docs/conventions.md). Rows: player 1's "
+        "strategy; columns: player 2's. Table 2: player 1 must Call (check) at its first decision with every "
+        "hand, the paper's forced action; Table 2b (ours): player 1 must bet there with every hand (docs/bufp.md).",
         "",
         "| | CFR | BUFP(EF) | BUFP(X) |",
         "|---|---|---|---|",
-        "| exploitability (mb/h) | " + " | ".join(f"{expl[m]:.2f}" for m in names) + " |",
-        "| paper (mb/h) | " + " | ".join(f"{PAPER_EXPLOITABILITY[m]:.2f}" for m in names) + " |",
+        "| exploitability (mb/g) | " + " | ".join(f"{expl[m]:.2f}" for m in names) + " |",
+        *(["| NashConv (mb/g) | " + " | ".join(f"{nash[m]:.2f}" for m in names) + " |"] if len(nash) == len(names)
+          else []),
+        "| paper exploitability (mb/g) | " + " | ".join(f"{PAPER_EXPLOITABILITY[m]:.2f}" for m in names) + " |",
         "| total exploitability (chips, sum) | " + " | ".join(f"{te[m]:.4g}" for m in names) + " |",
     ]  # fmt: skip
     for key in ("2", "2b"):
@@ -392,8 +398,10 @@ def crossplay(run: ExperimentRun) -> dict:
     return {
         "game": run.game,
         "iterations": run.iterations,
-        "units": "mb/h (0.001 chips per hand)",
-        "exploitability_mb": expl,
+        "units": f"mb/g (1000 x chips per game / big blind; big blind {engine.game.blind:g} chip(s), the ante)",
+        "big_blind": engine.game.blind,
+        "exploitability_mbg": expl,
+        "nash_conv_mbg": nash,
         "total_exploitability": te,
         "table1": t1,
         "table2": tables["2"],
@@ -412,7 +420,7 @@ def _claim_text(c: dict, paper: bool) -> str:
         else ("",) * 3
     )
     return (
-        f"From Table 1 to this table, player 1's row average drops by {c['p1_drop']['cfr']:.2f} mb/h with CFR and "
+        f"From Table 1 to this table, player 1's row average drops by {c['p1_drop']['cfr']:.2f} mb/g with CFR and "
         f"{c['p1_drop']['bufp-ef']:.2f} with BUFP(EF): it recovers {c['p1_recovered_percent']:.2f} % more{ref[0]}; "
         f"player 2's column average gains {c['p2_gain']['cfr']:.2f} with CFR and {c['p2_gain']['bufp-ef']:.2f} with "
         f"BUFP(EF): {c['p2_excess_percent']:.2f} % more{ref[1]}; mean {c['mean_percent']:.2f} %{ref[2]}. A percentage "
@@ -447,7 +455,7 @@ def _plot_tables(path: Path, tables: dict, names: list[str], game: str) -> None:
             ax.bar(x, [t[key][n] for n in names], width, label=f"Table {tk}: {SHORT[tk]}")
         ax.set_xticks(list(range(len(names))), [LABELS[n] for n in names])
         ax.axhline(0, color="black", linewidth=0.8)
-        ax.set_ylabel("player 1's winnings (mb/h)")
+        ax.set_ylabel("player 1's winnings (mb/g)")
         ax.set_title(label)
         ax.legend(fontsize=8, loc="lower left")
     fig.suptitle(f"Tables 1 and 2: {game}")

@@ -110,8 +110,9 @@ def budgets(space) -> tuple:
 
 
 def blind(game) -> float:
-    """One blind in chips: the ante (each player's forced bet; Numeral211 has no blinds)."""
-    return float(game.ante)
+    """One big blind in chips, the unit of mb/g: the game's (:attr:`pasur.poker.games.PokerGame.blind`;
+    Numeral211's is its ante, 5 chips: docs/conventions.md)."""
+    return game.blind
 
 
 def schedule(n: int) -> list[int]:
@@ -376,7 +377,7 @@ def _plot(path: Path, traces: dict, best: dict, title: str) -> None:
                   color=colors[f], lw=2.2 if lead else 0.7, alpha=1.0 if lead else 0.5, marker="o" if lead else None,
                   markersize=3, label=f"{FAMILIES[f]} ({m})" if lead else None)  # fmt: skip
     ax.set_xlabel("iterations")
-    ax.set_ylabel("exploitability (mb/g)")
+    ax.set_ylabel("exploitability = NashConv / 2 (mb/g)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     ax.set_title(title)
@@ -395,7 +396,8 @@ def _markdown(run, traces, best, cks, cards, started, load0) -> tuple[str, dict]
     on = "the strength classes (the paper's)" if classes == "strength" else "the isomorphism classes"
     lines = [f"### Figure 5 on {run.game} ({it:,} iterations, {classes} classes)", "",
              "Exploitability of each method's average strategy in the real game (exact best response, "
-             f"NashConv / 2), in milli-blinds per game (1 blind = the ante, {blind(get_game(run.game)):g} chips). "
+             f"NashConv / 2), in mb/g: 1000 x chips per game / the big blind, {blind(get_game(run.game)):g} chips "
+             "(the ante; docs/conventions.md). "
              "Vanilla CFR, full width, simultaneous updates; round 1 lossless; rounds 2 and 3 at "
              f"{', '.join(str(b) for b in budgets_of(run.game)[1:])} advisors or buckets, over {on}.", "",
              "| method | stored strategy values | " + " | ".join(f"{p:,}" for p in _columns(traces)) + " |",
@@ -441,7 +443,9 @@ def _markdown(run, traces, best, cks, cards, started, load0) -> tuple[str, dict]
                  + f"; peak {kind} memory per method (MiB) "
                  + ", ".join(f"{m} {p:.0f}" if p is not None else f"{m} n/a" for m, p in peak.items())
                  + "; preparation seconds " + ", ".join(f"{k} {v:.1f}" for k, v in prep.items()) + ".")  # fmt: skip
-    summary = {"game": run.game, "iterations": it, "final_mbg": {m: r["exploitability_mbg"] for m, r in final.items()},
+    summary = {"game": run.game, "iterations": it, "big_blind": blind(get_game(run.game)),
+               "units": "exploitability (NashConv / 2) in mb/g = 1000 x chips per game / big_blind",
+               "final_mbg": {m: r["exploitability_mbg"] for m, r in final.items()},
                "best": best, "claim": claim, "stored_values": {m: ck["stored_values"] for m, ck in cks.items()},
                "solver_seconds": secs, "measure_seconds": meas, "wall_seconds": wall, "peak_mb": peak,
                "memory": kind, "preparation_seconds": prep, "classes": classes}  # fmt: skip
