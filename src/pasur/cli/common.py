@@ -452,6 +452,14 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress displ
 OverwriteOpt = Annotated[
     bool, typer.Option("--overwrite", help="Replace what an earlier run of this command wrote there (only that).")
 ]
+AddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--address",
+        help="Join this Ray cluster (e.g. auto, or HOST:6379; see docs/cluster.md for token authentication); "
+        "default: Ray here.",
+    ),
+]
 GamesOpt = Annotated[int, typer.Option("--games", min=1, max=100_000_000, help="Games played at once.")]
 
 

@@ -10,13 +10,25 @@ from typing import Annotated
 import typer
 
 from pasur.cli import app
-from pasur.cli.common import DeviceOpt, JsonOpt, OverwriteOpt, QuietOpt, SampleSeedOpt, command, note
+from pasur.cli.common import AddressOpt, DeviceOpt, JsonOpt, OverwriteOpt, QuietOpt, SampleSeedOpt, command, given, note
 from pasur.common.errors import PasurInputError
 from pasur.hidden.registry import AGENT_HELP
 
 DeckSeedOpt = Annotated[
     int, typer.Option("--seed", min=0, help="The deck seed: deals are the decks of seeds S..S+N-1.")
 ]
+
+
+PlanOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan",
+        help="A pre-registered plan (JSON: claim, agents, pairs, deals, seed, sample_seed, chunk, stopping), "
+        "committed unchanged in its git repository; it sets the run, and its commit goes into results.json.",
+    ),
+]
+#: the options a plan sets (given with --plan, they are refused)
+PLAN_SETS = ("agents", "pairs", "deals", "seed", "sample_seed", "chunk")
 
 
 def _split(text: str | None, sep: str = ",") -> list[str]:
@@ -40,7 +52,10 @@ def _count(n: int, word: str) -> str:
 @command(app)
 def arena(
     out: Annotated[Path, typer.Option("--out", help="Folder of the arena (created; rerun to resume or extend).")],
-    agents: Annotated[str, typer.Option("--agents", help=f"Comma-separated agents: {AGENT_HELP}.")],
+    agents: Annotated[
+        str | None, typer.Option("--agents", help=f"Comma-separated agents (needed without --plan): {AGENT_HELP}.")
+    ] = None,
+    plan: PlanOpt = None,
     deals: Annotated[int, typer.Option("--deals", min=1, max=10_000_000, help="Duplicate deals per pair.")] = 500,
     seed: DeckSeedOpt = 0,
     pairs: Annotated[
@@ -57,33 +72,52 @@ def arena(
     engine: Annotated[
         str, typer.Option("--engine", help="ray, or inline: one task at a time in this process.")
     ] = "ray",
+    address: AddressOpt = None,
     device: DeviceOpt = None,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Play agents of the hidden-hand game against each other on duplicate deals (each deck twice,
     seats swapped): A's margin per deal with a 95 % interval, win/tie/loss rates, a pairwise table.
-    Results in DIR/results.json, DIR/table.md, DIR/deals.csv; rerun to resume."""
+    Results in DIR/results.json, DIR/table.md, DIR/deals.csv; rerun to resume. With --plan, a
+    pre-registered run: refused unless the plan file is committed unchanged (docs/hidden.md)."""
     from rich.progress import BarColumn, MofNCompleteColumn
 
     from pasur.common.console import progress_display
     from pasur.common.device import resolve_device
     from pasur.hidden.arena import ArenaSpec, run_arena
 
-    names = _names(agents, "--agents")
-    if len(names) < 2:
-        raise PasurInputError("--agents needs at least two agents, comma-separated")
     dev = str(resolve_device(device or "cpu"))
-    if pairs is None:
-        spec = ArenaSpec.all_pairs(names, deals=deals, seed=seed, sample_seed=sample_seed, chunk=chunk, device=dev)
+    record = None
+    if plan is not None:
+        conflicting = sorted(given(*PLAN_SETS))
+        if conflicting:
+            opts = ", ".join("--" + n.replace("_", "-") for n in conflicting)
+            raise PasurInputError(
+                f"{opts}: the plan sets {'this' if len(conflicting) == 1 else 'these'}; drop with --plan"
+            )
+        from pasur.hidden.plan import load_plan
+
+        planned, record = load_plan(plan)
+        deals, seed, sample_seed, chunk = (planned[k] for k in ("deals", "seed", "sample_seed", "chunk"))
+        pairs_of = tuple((a, b) for a, b in planned["pairs"])
+        spec = ArenaSpec(tuple(planned["agents"]), pairs_of, deals, seed, sample_seed, chunk, dev)
     else:
-        chosen = []
-        for p in _names(pairs, "--pairs"):
-            ab = _names(p, "--pairs", "/")
-            if len(ab) != 2 or any(x not in names for x in ab):
-                raise PasurInputError(f"--pairs: {p!r} is not A/B with A and B among --agents")
-            chosen.append((ab[0], ab[1]))
-        spec = ArenaSpec(tuple(names), tuple(chosen), deals, seed, sample_seed, chunk, dev)
+        if agents is None:
+            raise PasurInputError("--agents is needed (or --plan PLAN.json)")
+        names = _names(agents, "--agents")
+        if len(names) < 2:
+            raise PasurInputError("--agents needs at least two agents, comma-separated")
+        if pairs is None:
+            spec = ArenaSpec.all_pairs(names, deals=deals, seed=seed, sample_seed=sample_seed, chunk=chunk, device=dev)
+        else:
+            chosen = []
+            for p in _names(pairs, "--pairs"):
+                ab = _names(p, "--pairs", "/")
+                if len(ab) != 2 or any(x not in names for x in ab):
+                    raise PasurInputError(f"--pairs: {p!r} is not A/B with A and B among --agents")
+                chosen.append((ab[0], ab[1]))
+            spec = ArenaSpec(tuple(names), tuple(chosen), deals, seed, sample_seed, chunk, dev)
     with progress_display(quiet or as_json, BarColumn(), MofNCompleteColumn()) as progress:
         task = progress.add_task("arena: chunks", total=None)
 
@@ -98,14 +132,26 @@ def arena(
             progress.update(task, advance=1, description=f"arena: {res['a']} vs {res['b']}")
 
         try:
-            run = run_arena(spec, out, engine=engine, workers=workers, on_start=started, on_chunk=chunk_done)
+            run = run_arena(
+                spec,
+                out,
+                engine=engine,
+                workers=workers,
+                address=address,
+                plan=record,
+                on_start=started,
+                on_chunk=chunk_done,
+            )
         except KeyboardInterrupt:
             note("interrupted: finished chunks are kept; rerun the same command to go on")
             raise typer.Exit(130) from None
     results = run.results
     if as_json:
         light = [{k: v for k, v in p.items() if k != "records"} for p in results["pairs"]]
-        typer.echo(json.dumps({"out": str(out), "seconds": round(run.seconds, 1), "pairs": light}, indent=1))
+        shown = {"out": str(out), "seconds": round(run.seconds, 1), "pairs": light}
+        if record is not None:
+            shown["plan"] = record
+        typer.echo(json.dumps(shown, indent=1))
         return
     from pasur.hidden.report import markdown_table
 
@@ -113,6 +159,28 @@ def arena(
     typer.echo(markdown_table(light))
     typer.echo(
         f"\n{_count(run.ran, 'chunk')} played, {run.skipped:,} done before; {run.seconds:.1f} s; outputs in {out}"
+    )
+
+
+@command(app, name="arena-verify")
+def arena_verify(
+    results: Annotated[Path, typer.Argument(help="The folder of a pre-registered arena run, or its results.json.")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Check a committed, pre-registered arena run as a reader would: results.json is committed
+    unchanged, the plan at the commit it records has the SHA-256 it records and asks for what was
+    played, and the plan's commit precedes (is an ancestor of) the result's. Exit 2 naming the
+    first check that fails."""
+    from pasur.hidden.plan import verify
+
+    facts = verify(results)
+    if as_json:
+        typer.echo(json.dumps(facts, indent=1))
+        return
+    typer.echo(
+        f"plan {facts['plan']} committed in {facts['plan_commit'][:12]} ({facts['plan_committed_at']}) precedes "
+        f"{facts['results']} committed in {facts['result_commit'][:12]} ({facts['result_committed_at']}); "
+        f"the plan's content is the one recorded and asks for what was played.\nclaim: {facts['claim']}"
     )
 
 

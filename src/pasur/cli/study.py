@@ -16,6 +16,7 @@ from pasur.cli import app
 from pasur.cli.common import (
     CFR,
     DECKS,
+    AddressOpt,
     CfrChoice,
     DeckChoice,
     DeviceOpt,
@@ -38,9 +39,6 @@ WorkersOpt = Annotated[
     typer.Option("--workers", min=1, max=4096, help="Decks at once (default: the CPUs here, or of the cluster)."),
 ]
 EngineOpt = Annotated[str, typer.Option("--engine", help="ray, or inline: one deck at a time in this process.")]
-AddressOpt = Annotated[
-    str | None, typer.Option("--address", help="Join this Ray cluster (e.g. auto, or HOST:6379); default: Ray here.")
-]
 RetryOpt = Annotated[bool, typer.Option("--retry-failed", help="Rerun the decks that failed before.")]
 FitOpt = Annotated[bool, typer.Option("--fit", help="Fit an XGBoost model to each strategy table.")]
 ModelParamsOpt = Annotated[

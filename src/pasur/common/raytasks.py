@@ -31,21 +31,74 @@ def error_message(e: BaseException) -> str:
     return f"{type(e).__name__}: {first[0] if first else ''}".strip()
 
 
+#: where Ray (2.60) looks for the token of a cluster with token authentication
+TOKEN_PLACES = "RAY_AUTH_TOKEN, or the file RAY_AUTH_TOKEN_PATH names, or ~/.ray/auth_token"
+
+
+def _chain(e: BaseException) -> list[BaseException]:
+    """``e`` and the errors it was raised from."""
+    out: list[BaseException] = []
+    while e is not None and e not in out:
+        out.append(e)
+        e = e.__cause__ or e.__context__
+    return out
+
+
+def join_hint(e: BaseException) -> str:
+    """What to do when joining a cluster failed with ``e``, for Ray's own failures to connect:
+    Ray 2.60's ``ray start --head`` turns token authentication on (when it finds a token, which
+    any local ``ray.init()`` writes to ``~/.ray/auth_token``), and a driver joining an explicit
+    address sends its token only with ``RAY_AUTH_MODE=token``; without it Ray says only
+    "Failed to connect to Ray cluster at <this node's address>". Empty for other errors."""
+    errors = _chain(e)
+    text = " ".join(f"{type(x).__name__} {x}" for x in errors).lower()
+    refused = any(w in text for w in ("unauthenticated", "invalidauthtoken", "authenticationerror"))
+    if not refused and "failed to connect to ray cluster" not in text:
+        return ""
+    where = "see docs/cluster.md"
+    if os.environ.get("RAY_AUTH_MODE", "").strip().lower() != "token":
+        lead = (
+            "the cluster requires token authentication"
+            if refused
+            else "if a cluster runs there, it may require token authentication (Ray 2.60's `ray start --head` "
+            "turns it on)"
+        )
+        return (
+            f"{lead}: set RAY_AUTH_MODE=token here, with the cluster's token in {TOKEN_PLACES} "
+            f"(`ray get-auth-token` on the head prints it); {where}"
+        )
+    if refused:
+        return (
+            f"the cluster refused this token (RAY_AUTH_MODE=token; the token is read from {TOKEN_PLACES}): "
+            f"give it the cluster's (`ray get-auth-token` on the head prints it); {where}"
+        )
+    return f"is a Ray head listening there (`ray status` on it)? {where}"
+
+
 def start_ray(address: str | None, workers: int | None) -> bool:
     """Join the cluster at ``address``, or start a Ray instance of our own here (quietly, with
     ``workers`` CPUs, default all); ``True`` when this call started or joined it, ``False`` when
     Ray was already running in this process. A cluster that cannot be joined is a
-    :class:`~pasur.common.errors.PasurInputError` naming it."""
+    :class:`~pasur.common.errors.PasurInputError` naming it, and saying what to do when Ray
+    could not connect (:func:`join_hint`: token authentication)."""
     import ray
+    import ray.exceptions
 
+    # Ray 2.60's error for a token that is missing where token authentication is on
+    AuthenticationError = getattr(ray.exceptions, "AuthenticationError", RuntimeError)
     if ray.is_initialized():
         return False
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
     if address is not None:
         try:
             ray.init(address=address, **quiet)
-        except (ConnectionError, ValueError, RuntimeError) as e:
-            raise PasurInputError(f"cannot join the Ray cluster at {address}: {error_message(e)}") from None
+        except (ConnectionError, ValueError, RuntimeError, AuthenticationError) as e:
+            message = getattr(e, "message", None) if isinstance(e, AuthenticationError) else None
+            shown = f"{type(e).__name__}: {message}" if isinstance(message, str) else error_message(e)
+            hint = join_hint(e)
+            raise PasurInputError(
+                f"cannot join the Ray cluster at {address}: {shown}" + (f"; {hint}" if hint else "")
+            ) from None
         return True
     # local workers import pasur from where this process does, even when it is not installed
     src = str(PACKAGE_ROOT)

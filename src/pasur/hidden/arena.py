@@ -5,7 +5,12 @@ deals are played in chunks (:func:`~pasur.hidden.duplicate.play_duplicates`, loc
 Ray tasks (``engine="ray"``) or in this process (``"inline"``). The driver alone writes the output
 folder: ``arena.json`` (what is played), ``chunks/<pair>/<start>.json`` (one finished chunk each,
 written atomically; a rerun skips them, so an interrupted run resumes), and at the end
-``results.json``, ``table.md`` and ``deals.csv``.
+``results.json``, ``table.md`` and ``deals.csv``. Ray is a local instance of its own, or the
+cluster at ``address`` (:func:`pasur.common.raytasks.start_ray`, as sweeps join one).
+
+A pre-registered run (``plan``, :mod:`pasur.hidden.plan`) plays exactly what its committed plan
+file asks for; the plan's record (path, commit, SHA-256) goes into ``arena.json`` and
+``results.json``, and its folder cannot be reused by another plan or by a run without one.
 
 Agents: each pair gets its own instances, and each agent of a pair one instance per seat
 (:class:`SeatAgents`): in duplicate play the same deal is played with A as Alex and with A as
@@ -213,15 +218,31 @@ def _tasks(todo: list[tuple[str, str, int, int]]) -> list[tuple[list[tuple[str, 
 # ---------------------------------------------------------------- the output folder
 
 
-def _merge_spec(out: Path, spec: ArenaSpec) -> ArenaSpec:
-    """Reopen ``out``: the same seeds and chunking are required; agents, pairs and deals may grow."""
+def _merge_spec(out: Path, spec: ArenaSpec, plan: dict | None = None) -> ArenaSpec:
+    """Reopen ``out``: the same seeds and chunking are required; agents, pairs and deals may grow.
+    A folder of a pre-registered run reopens only for the same plan, and such a run only in its
+    own folder."""
     path = out / SPEC_FILE
     if not path.exists():
         return spec
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))["spec"]
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        old = saved["spec"]
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise PasurInputError(f"{path} is not a readable arena description ({e})") from None
+    old_plan = saved.get("plan")
+    if old_plan is None and plan is not None:
+        raise PasurInputError(f"{out} holds an arena run without a plan; a pre-registered run needs a new --out")
+    if old_plan is not None and plan is None:
+        raise PasurInputError(
+            f"{out} holds the pre-registered run of {old_plan['path']}: rerun with --plan to resume it, "
+            "or use another --out"
+        )
+    if old_plan is not None and plan is not None and old_plan["sha256"] != plan["sha256"]:
+        raise PasurInputError(
+            f"{out} holds the pre-registered run of another plan ({old_plan['path']} at "
+            f"{old_plan['commit'][:12]}); use another --out"
+        )
     for k in ("seed", "sample_seed", "chunk", "device"):
         if old.get(k) != getattr(spec, k):
             raise PasurInputError(
@@ -281,7 +302,8 @@ def _load_spec(out: Path) -> dict:
 
 
 def write_summary(out: Path, results: dict) -> None:
-    """``results.json`` (measures and timing per pair), ``table.md`` and ``deals.csv``."""
+    """``results.json`` (measures and timing per pair, and the plan of a pre-registered run),
+    ``table.md`` and ``deals.csv``."""
     from pasur.hidden.report import markdown_table
 
     light = {**results, "pairs": [{k: v for k, v in p.items() if k != "records"} for p in results["pairs"]]}
@@ -313,21 +335,29 @@ def run_arena(
     *,
     engine: str = "ray",
     workers: int | None = None,
+    address: str | None = None,
+    plan: dict | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_chunk: Callable[[dict], None] | None = None,
 ) -> ArenaRun:
     """Play every requested chunk not done yet into ``out``, then write the summary.
+    ``address``: the Ray cluster to join (default: a Ray instance of its own here). ``plan``: the
+    record of a pre-registered run's plan (:func:`pasur.hidden.plan.load_plan`), whose parameters
+    ``spec`` must be; it is written into ``arena.json`` and ``results.json``.
     ``on_start(chunks to run, chunks skipped)``, ``on_chunk(chunk result)`` report progress."""
     spec.check()
     if engine not in ENGINES:
         raise PasurInputError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
     if workers is not None and workers < 1:
         raise PasurInputError(f"--workers must be at least 1, got {workers}")
+    if address is not None and engine != "ray":
+        raise PasurInputError("--address needs the ray engine")
     out = prepare_resumable_dir(out, marker=SPEC_FILE)
     t0 = time.perf_counter()
     with folder_lock(out, "arena"):
-        merged = _merge_spec(out, spec)
-        write_text_atomic(out / SPEC_FILE, json.dumps({"format": FORMAT, "spec": merged.to_json()}, indent=1) + "\n")
+        merged = _merge_spec(out, spec, plan)
+        saved = {"format": FORMAT, "spec": merged.to_json(), **({"plan": plan} if plan is not None else {})}
+        write_text_atomic(out / SPEC_FILE, json.dumps(saved, indent=1) + "\n")
         todo = _work(out, merged, spec)
         run = ArenaRun(skipped=max(0, _n_chunks(spec) - len(todo)))
         if on_start is not None:
@@ -348,13 +378,15 @@ def run_arena(
                 for res in run_chunk(job, pairs, start, stop):
                     settle(res)
         else:
-            _run_ray(job, tasks, workers, settle)
+            _run_ray(job, tasks, workers, address, settle)
         results = read_results(
             out,
             ArenaSpec(
                 spec.agents, spec.pairs, spec.deals, merged.seed, merged.sample_seed, merged.chunk, merged.device
             ),
         )
+        if plan is not None:
+            results["plan"] = plan
         write_summary(out, results)
     run.seconds = time.perf_counter() - t0
     run.results = results
@@ -369,16 +401,17 @@ def _chunk_dir(out: Path, a: str, b: str) -> None:
     (out / CHUNKS / pair_slug(a, b)).mkdir(parents=True, exist_ok=True)
 
 
-def _run_ray(job: dict, tasks: list, workers: int | None, settle: Callable[[dict], None]) -> None:
-    """The tasks on Ray, at most ``workers`` in flight; the driver writes each chunk as it ends."""
+def _run_ray(job: dict, tasks: list, workers: int | None, address: str | None, settle: Callable[[dict], None]) -> None:
+    """The tasks on Ray (a local instance of our own, its workers importing this source tree, or
+    the cluster at ``address``), at most ``workers`` in flight (default: what Ray can run at once);
+    the driver writes each chunk as it ends."""
     import ray
 
     def settle_all(_, results: list[dict]) -> None:
         for res in results:
             settle(res)
 
-    # a local instance of our own, its workers importing this source tree
-    with raytasks.session(None, workers):
+    with raytasks.session(address, workers):
         task = ray.remote(run_chunk).options(num_cpus=1, max_retries=0)
         raytasks.run_bounded(
             lambda t: task.remote(job, *t),

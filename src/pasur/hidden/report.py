@@ -16,10 +16,19 @@ def _cell(p: dict, flip: bool) -> str:
 
 def markdown_table(results: dict) -> str:
     """Row agent's margin per deal over the column agent (points per game, ± the 95 % half-width),
-    then one line per pair with deals, interval and win/tie/loss rates, then time per decision."""
+    then one line per pair with deals, interval and win/tie/loss rates, then time per decision;
+    a pre-registered run's plan (its path, commit and claim) first."""
     agents = list(results["spec"]["agents"])
     by_pair = {(p["a"], p["b"]): p for p in results["pairs"]}
-    lines = ["| row vs column | " + " | ".join(agents) + " |", "|---" * (len(agents) + 1) + "|"]
+    lines = []
+    plan = results.get("plan")
+    if plan:
+        lines += [
+            f"Pre-registered: plan `{plan['path']}` committed in {plan['commit'][:12]} "
+            f"({plan.get('committed_at', '')}), sha256 {plan['sha256'][:16]}; claim: {plan.get('claim', '')}",
+            "",
+        ]
+    lines += ["| row vs column | " + " | ".join(agents) + " |", "|---" * (len(agents) + 1) + "|"]
     for r in agents:
         cells = []
         for c in agents:
