@@ -148,3 +148,45 @@ def test_the_game_and_the_strategy_take_either_form(tmp_path):
         r = run(*args)
         lines = r.stderr.strip().splitlines()
         assert r.exit_code == 2 and len(lines) == 1 and needle in lines[0], (args, r.stderr)
+
+
+def test_a_solve_that_cannot_fit_is_refused_before_the_engine_is_built(monkeypatch):
+    """Numeral211 lossless needs gigabytes: under --memory-limit 4 it is refused in one line
+    naming the estimate and what would fit, before the engine (whose tables alone are gigabytes)
+    is built; the estimate is the tables of game_info plus the measured base; a game that fits
+    solves under the same limit."""
+    from pasur.poker import engine as engine_module
+    from pasur.poker.games import get_game
+    from pasur.poker.sizes import BASE_BYTES, game_info, solve_estimate
+
+    def no_engine(*a, **k):
+        raise AssertionError("the engine was built before the memory check")
+
+    monkeypatch.setattr(engine_module.Engine, "__init__", no_engine)
+    r = run("solve", "--game", "numeral211", "--iterations", "1", "--memory-limit", "4")
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    g = get_game("numeral211")
+    need64, need32 = (game_info(g, itemsize=k)["solve_bytes"] + BASE_BYTES for k in (8, 4))
+    assert need64 == solve_estimate(g) and need64 > 12 * 2**30
+    assert f"needs about {need64 / 2**30:.2f} GiB, over 4.00 GiB (--memory-limit)" in r.output
+    assert f"--dtype float32 needs about {need32 / 2**30:.2f} GiB (too)" in r.output and "--abstraction" in r.output
+    monkeypatch.undo()
+    ok = run("solve", "--game", "kuhn", "--iterations", "3", "--memory-limit", "4", "--json", "-q")
+    assert ok.exit_code == 0 and json.loads(ok.output)["iterations"] == 3
+    bad = run("solve", "--game", "kuhn", "--iterations", "1", "--memory-limit", "0")
+    assert bad.exit_code == 2 and "--memory-limit must be a positive" in bad.output
+
+
+def test_solve_reports_progress_after_every_iteration():
+    from pasur.poker.engine import Engine
+    from pasur.poker.games import get_game
+    from pasur.poker.run import solve
+    from pasur.poker.solvers import CFRConfig
+
+    calls = []
+    res = solve(
+        Engine(get_game("kuhn")), CFRConfig(), iterations=5, check_every=2, progress=lambda d, e: calls.append((d, e))
+    )
+    assert [d for d, e in calls if e is None] == [1, 2, 3, 4, 5]
+    measured = [(d, e) for d, e in calls if e is not None]
+    assert [d for d, _ in measured] == [2, 4, 5] and measured[-1][1] == res.exploitability

@@ -77,6 +77,47 @@ def _engine(game, iso, device, dtype):
     return Engine(game, iso=iso, device=resolve_device(device or "cpu"), dtype=getattr(torch, dtype))
 
 
+def _iso_default(game) -> bool:
+    """The engine's default: list one board per suit-isomorphism class when boards have 2+ cards."""
+    return sum(game.board_cards) >= 2 and game.n_suits > 1
+
+
+def _memory_limit(gib_given: float | None, device) -> int:
+    """Bytes a solve may take: ``--memory-limit`` GiB, or 90 % of what the device has free."""
+    from pasur.common.device import resolve_device
+    from pasur.common.memory import available_bytes
+
+    if gib_given is not None:
+        return int(gib_given * 2**30)
+    return int(0.9 * available_bytes(resolve_device(device or "cpu")))
+
+
+def _refuse_unless_fits(game, iso, n_keys, itemsize, limit, given, abstraction=None) -> None:
+    """One line naming what would fit when the solve's estimate (:func:`pasur.poker.sizes.solve_estimate`)
+    is over ``limit``."""
+    from pasur.common.memory import gib
+    from pasur.poker.sizes import solve_estimate
+
+    need = solve_estimate(game, iso=iso, n_keys=n_keys, itemsize=itemsize)
+    if need <= limit:
+        return
+    what = "lossless" if abstraction is None else f"with --abstraction {abstraction}"
+    dtype = "float64" if itemsize == 8 else "float32"
+    hints = []
+    if itemsize == 8:
+        half = solve_estimate(game, iso=iso, n_keys=n_keys, itemsize=4)
+        hints.append(f"--dtype float32 needs about {gib(half)}{'' if half <= limit else ' (too)'}")
+    if not iso and game.n_suits > 1:
+        hints.append("--iso lists one board per suit class")
+    if abstraction is None:
+        hints.append("--abstraction stores far less (e.g. iso,ehs:225,ehs:396 for numeral211)")
+    source = "--memory-limit" if given else "90 % of the free memory"
+    raise PasurInputError(
+        f"solving {game.name} {what} in {dtype} needs about {gib(need)}, over {gib(limit)} ({source}); "
+        + "; ".join(hints)
+    )
+
+
 def _keying(engine, spec):
     from pasur.poker.abstraction import abstraction
 
@@ -198,6 +239,13 @@ def solve(
     iso: IsoOpt = None,
     device: DeviceOpt = None,
     dtype: DtypeOpt = "float64",
+    memory_limit: Annotated[
+        float | None,
+        typer.Option(
+            "--memory-limit",
+            help="GiB the solve may take (default: 90 % of what the device has free); a larger estimate is refused.",
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Folder for strategy.parquet, summary.json, trace.parquet, convergence.png."),
@@ -209,10 +257,8 @@ def solve(
     """Solve a game with a CFR variant; report the average strategy's value, NashConv and
     exploitability = NashConv / 2 (exact best responses in the real game; chips per game and
     mb/g, 1000 x chips / the game's big blind: docs/conventions.md)."""
-    from pasur.common.memory import available_bytes, gib
     from pasur.common.outputs import check_output_dir
     from pasur.poker.run import solve as run
-    from pasur.poker.sizes import game_info
     from pasur.poker.solvers import CFRConfig
 
     g = _game(game)
@@ -225,20 +271,27 @@ def solve(
         raise PasurInputError(f"--target-exploitability must be a positive number, got {target_exploitability}")
     if out is not None:
         check_output_dir(out, overwrite=overwrite)
+    if memory_limit is not None and not (memory_limit > 0 and math.isfinite(memory_limit)):
+        raise PasurInputError(f"--memory-limit must be a positive number of GiB, got {memory_limit}")
+    itemsize = 8 if dtype == "float64" else 4
+    iso_used = _iso_default(g) if iso is None else iso
+    # lossless: the estimate needs only the game, so a solve that cannot fit is refused before the
+    # engine's tables are built (on Numeral211 they alone take gigabytes)
+    limit = _memory_limit(memory_limit, device)
+    if abstraction is None:
+        _refuse_unless_fits(g, iso_used, None, itemsize, limit, memory_limit is not None)
     engine = _engine(g, iso, device, dtype)
     keying = _keying(engine, abstraction)
-    need = game_info(g, iso=engine.iso, n_keys=None if keying is None else keying.n_keys)["solve_bytes"]
-    have = available_bytes(engine.device)
-    if need > 0.9 * have:
-        raise PasurInputError(
-            f"solving {g.name} {'lossless' if keying is None else 'with ' + abstraction} needs about {gib(need)}, "
-            f"{gib(have)} available; use --abstraction (e.g. iso,ehs:225,ehs:396 for numeral211)"
-        )
+    if keying is not None:
+        _refuse_unless_fits(g, engine.iso, keying.n_keys, itemsize, limit, memory_limit is not None, abstraction)
     cap = iterations if iterations is not None else 100_000
     with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
         task = progress.add_task(f"{method} on {g.name}", total=cap)
 
         def on_check(done: int, expl: float | None) -> None:
+            if expl is None:  # an iteration done, no measure yet
+                progress.update(task, completed=done)
+                return
             progress.update(task, completed=done, description=f"{method} on {g.name}: exploitability {expl:.3e}")
 
         result = run(

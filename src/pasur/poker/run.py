@@ -85,7 +85,8 @@ def solve(
     progress: Callable[[int, float | None], None] | None = None,
 ) -> SolveResult:
     """Run until ``iterations`` or until the exploitability is at most ``target_exploitability``
-    (checked every ``check_every`` iterations, and at the end)."""
+    (checked every ``check_every`` iterations, and at the end). ``progress(done, exploitability)``
+    is called after every iteration (``None``: not measured then) and after every check."""
     if iterations is None and target_exploitability is None:
         raise PasurInputError("give --iterations, --target-exploitability or both")
     if iterations is not None and iterations < 1:
@@ -102,12 +103,15 @@ def solve(
     last = None
     while True:
         step = check_every if iterations is None else min(check_every, iterations - done)
-        t0 = time.perf_counter()
-        solver.iterate(step)
-        if engine.device.type == "cuda":
-            torch.cuda.synchronize(engine.device)
-        spent += time.perf_counter() - t0
-        done += step
+        for _ in range(step):  # one at a time, so that a long iteration shows as progress
+            t0 = time.perf_counter()
+            solver.iterate(1)
+            if engine.device.type == "cuda":
+                torch.cuda.synchronize(engine.device)
+            spent += time.perf_counter() - t0
+            done += 1
+            if progress is not None:
+                progress(done, None)
         ev = evaluate(engine, solver.average_policy())
         last = TracePoint(done, spent, ev.value, ev.exploitability, ev.nash_conv)
         trace.append(last)

@@ -64,6 +64,19 @@ def game_info(game: PokerGame, iso: bool | None = None, n_keys: list[int] | None
     }
 
 
+#: what a solve holds beyond its tables (the interpreter, torch, the engine's index tensors),
+#: measured on numeral211-r5 (1.41 GiB peak for 1.00 GiB of tables in float64, 0.85 for 0.50 in
+#: float32; docs/benchmarks.md)
+BASE_BYTES = 400 * 2**20
+
+
+def solve_estimate(game: PokerGame, iso: bool | None = None, n_keys: list[int] | None = None, itemsize: int = 8) -> int:
+    """Bytes a solve's process is expected to peak at: the tables (:func:`game_info`'s
+    ``solve_bytes``) plus :data:`BASE_BYTES`. Needs only the game, so a solve that cannot fit is
+    refused before anything large is built."""
+    return game_info(game, iso=iso, n_keys=n_keys, itemsize=itemsize)["solve_bytes"] + BASE_BYTES
+
+
 def human_bytes(n: int) -> str:
     if n < 1024:
         return f"{n} B"
