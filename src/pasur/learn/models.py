@@ -263,19 +263,22 @@ def fit_model(
     ids = [t.deck_id for t in train]
     if set(ids) & {t.deck_id for t in valid}:
         raise PasurInputError("a validation deck is also a training deck; validation decks must be unseen")
-    xs, ys, ws, vx, vy, vg, vdeck = [], [], [], [], [], [], []
+    xs, ys, ws, vx, vy, vg, vdeck, vw = [], [], [], [], [], [], [], []
     for t in train:
         held = _split_groups(t.group, params.validation_fraction, params.sample_seed) if not valid else None
         keep = slice(None) if held is None else ~held
         xs.append(t.x[keep])
         ys.append(t.y[keep])
-        if params.row_weights == "play":
-            ws.append(play_row_weights(t.path)[keep])
+        weights = play_row_weights(t.path) if params.row_weights == "play" else None
+        if weights is not None:
+            ws.append(weights[keep])
         if held is not None and held.any():
             vx.append(t.x[held])
             vy.append(t.y[held])
             vg.append(t.group[held])
             vdeck.append(np.full(int(held.sum()), len(vdeck)))
+            if weights is not None:
+                vw.append(weights[held])
     for t in valid:
         vx.append(t.x)
         vy.append(t.y)
@@ -316,6 +319,10 @@ def fit_model(
         validation["rmse"] = _rmse(pred, y_val)
         validation["agreement"] = _agreement(pred, y_val, g_val + (d_val.astype(np.int64) << 50))
         validation["rows"] = int(y_val.shape[0])
+        if vw and len(vw) == len(vx):
+            # what play meets: the held-out rows weighted as the training rows are
+            w_val = np.concatenate(vw).astype(np.float64)
+            validation["play_weighted_rmse"] = float(np.sqrt(np.sum(w_val * (pred - y_val) ** 2) / np.sum(w_val)))
         names = [t.deck_id for t in train] if not valid else [t.deck_id for t in valid]
         validation["per_deck"] = {
             names[k]: {
