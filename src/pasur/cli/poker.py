@@ -208,7 +208,14 @@ def info(
 @command(poker_app)
 def solve(
     game: GameOpt,
-    method: Annotated[str, typer.Option("--method", help="cfr, cfr+, dcfr (1.5, 0, 2) or lcfr.")] = "cfr+",
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="cfr, cfr+, lcfr, dcfr (alpha 1.5, beta 0, gamma 2), or the predictive pcfr+ (gamma 2), "
+            "pdcfr+ (alpha 2.3, gamma 5) and sapcfr+ (gamma 2).",
+        ),
+    ] = "cfr+",
     iterations: Annotated[
         int | None, typer.Option("--iterations", min=1, max=100_000_000, help="Iterations (with a target: the cap).")
     ] = None,
@@ -232,9 +239,15 @@ def solve(
     updates: Annotated[
         str, typer.Option("--updates", help="alternating (OpenSpiel's) or simultaneous.")
     ] = "alternating",
-    alpha: Annotated[float, typer.Option("--alpha", help="DCFR: positive regret discount exponent.")] = 1.5,
+    alpha: Annotated[
+        float | None,
+        typer.Option("--alpha", help="DCFR, PDCFR+: positive regret discount exponent (default 1.5, 2.3)."),
+    ] = None,
     beta: Annotated[float, typer.Option("--beta", help="DCFR: negative regret discount exponent.")] = 0.0,
-    gamma: Annotated[float, typer.Option("--gamma", help="DCFR: average strategy discount exponent.")] = 2.0,
+    gamma: Annotated[
+        float | None,
+        typer.Option("--gamma", help="DCFR and the predictive variants: the average's weight t^gamma."),
+    ] = None,
     abstraction: AbstractionOpt = None,
     iso: IsoOpt = None,
     device: DeviceOpt = None,
@@ -263,7 +276,11 @@ def solve(
 
     g = _game(game)
     cfg = CFRConfig(method=method, updates=updates, alpha=alpha, beta=beta, gamma=gamma)
-    refuse_unless(method == "dcfr", ["alpha", "beta", "gamma"], "to --method dcfr")
+    refuse_unless(method in ("dcfr", "pdcfr+"), ["alpha"], "to --method dcfr or pdcfr+")
+    refuse_unless(method == "dcfr", ["beta"], "to --method dcfr")
+    refuse_unless(
+        method in ("dcfr", "pcfr+", "pdcfr+", "sapcfr+"), ["gamma"], "to --method dcfr and the predictive ones"
+    )
     refuse_unless(out is not None, ["overwrite"], "with --out")
     if iterations is None and target_exploitability is None:
         raise PasurInputError("give --iterations N, --target-exploitability E, or both")

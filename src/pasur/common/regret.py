@@ -42,12 +42,64 @@ DCFR_DEFAULTS = (1.5, 0.0, 2.0)
 FLOOR = 1e-30
 
 
+#: the predictive variants (issue 26): CFR+'s floored regrets (discounted in PDCFR+), and each
+#: next strategy from the regrets plus a prediction of the next instantaneous regret, the last
+#: one (Farina, Kroer and Sandholm 2021; Xu et al. 2024; Meng et al. 2025)
+PREDICTIVE = ("pcfr+", "pdcfr+", "sapcfr+")
+#: their published defaults: alpha (PDCFR+'s discount exponent) and gamma (the average's weight
+#: t^gamma): PCFR+ and SAPCFR+ quadratic averaging; PDCFR+ alpha 2.3, gamma 5 (the authors' code)
+PREDICTIVE_DEFAULTS = {"pcfr+": (None, 2.0), "pdcfr+": (2.3, 5.0), "sapcfr+": (None, 2.0)}
+#: SAPCFR+'s fixed asymmetry: the prediction enters with step 1 / (1 + 2)
+SAPCFR_STEP = 1.0 / 3.0
+
+
+def default_parameters(method: str) -> tuple[float, float]:
+    """``(alpha, gamma)`` a method runs with when none are given: DCFR's (1.5, 2) for the
+    full-width methods (only DCFR reads them), the published ones for the predictive variants."""
+    if method in PREDICTIVE:
+        alpha, gamma = PREDICTIVE_DEFAULTS[method]
+        return (DCFR_DEFAULTS[0] if alpha is None else alpha), gamma
+    return DCFR_DEFAULTS[0], DCFR_DEFAULTS[2]
+
+
+def pdcfr_discount(t: int, alpha: float) -> float:
+    """PDCFR+'s factor on the regrets before iteration ``t`` adds its own: ``(t-1)^a / ((t-1)^a + 1)``
+    (0 at ``t = 1``)."""
+    return (t - 1) ** alpha / ((t - 1) ** alpha + 1)
+
+
+def predictive_update_(regret: torch.Tensor, inst: torch.Tensor, method: str, t: int, alpha: float) -> torch.Tensor:
+    """The cumulative (implicit) regrets after iteration ``t``, in place: ``max(R + r, 0)``
+    (PCFR+, SAPCFR+), ``max(R d(t) + r, 0)`` with :func:`pdcfr_discount` (PDCFR+)."""
+    if method == "pdcfr+":
+        regret.mul_(pdcfr_discount(t, alpha))
+    elif method not in ("pcfr+", "sapcfr+"):
+        raise ValueError(f"not a predictive method: {method!r}")
+    return regret.add_(inst).clamp_min_(0.0)
+
+
+def predicted_regret(
+    regret: torch.Tensor, inst: torch.Tensor, method: str, t: int, alpha: float, out: torch.Tensor | None = None
+) -> torch.Tensor:
+    """The explicit regrets the next strategy is matched on, after iteration ``t`` with
+    instantaneous regrets ``inst`` (the prediction of the next ones): ``R + r`` (PCFR+),
+    ``R d(t+1) + r`` (PDCFR+), ``R + r / 3`` (SAPCFR+); regret matching takes their positive part."""
+    if method == "pcfr+":
+        return torch.add(regret, inst, out=out)
+    if method == "pdcfr+":
+        return torch.add(inst, regret, alpha=pdcfr_discount(t + 1, alpha), out=out)
+    if method == "sapcfr+":
+        return torch.add(regret, inst, alpha=SAPCFR_STEP, out=out)
+    raise ValueError(f"not a predictive method: {method!r}")
+
+
 def average_weight(method: str, t: int, gamma: float = DCFR_DEFAULTS[2]) -> float:
     """Weight of iteration ``t`` (from 1) in the average strategy: 1 (CFR), ``t`` (CFR+ and
-    Linear CFR), ``t^gamma`` (DCFR)."""
+    Linear CFR), ``t^gamma`` (DCFR and the predictive variants, whose gamma differs:
+    :func:`default_parameters`)."""
     if method == "cfr":
         return 1.0
-    if method == "dcfr":
+    if method == "dcfr" or method in PREDICTIVE:
         return float(t) ** gamma
     return float(t)
 

@@ -207,6 +207,10 @@ class DenseCFR(UpdatePasses):
         noise = qav + (sig * qav) @ self._ones
         inst.masked_fill_(inst.abs() <= noise.mul_(SNAP), 0.0)
         reg = self.regret
+        if c.method in kernel.PREDICTIVE:
+            self.strategy_sum.addcmul_(sig, reach_rk[:G, None], value=kernel.average_weight(c.method, t, c.gamma))
+            self._predictive(inst.mul_(self.legal), players)
+            return
         reg.addcmul_(inst, self.legal)
         self.strategy_sum.addcmul_(sig, reach_rk[:G, None], value=kernel.average_weight(c.method, t, c.gamma))
         # the discount of iteration t on the updated players' rows; every row when both are
@@ -214,6 +218,24 @@ class DenseCFR(UpdatePasses):
         mask = None if len(players) == 2 or c.method == "cfr+" else self.mine[players[0]]
         kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mask, scratch=self._scratch)
         sig.copy_(kernel.regret_matching(reg, self.legal))
+
+    def _predictive(self, inst: torch.Tensor, players: tuple[int, ...]) -> None:
+        """The predictive variants' update of the updated players' rows: regrets from this pass's
+        instantaneous ones, and the next strategy from the regrets and those instantaneous ones
+        (the prediction); the other rows keep theirs."""
+        c, t = self.config, self.iteration
+        G = self.F // N_ACTIONS
+        sig = self.sigma[: self.F].view(G, N_ACTIONS)
+        new = kernel.predictive_update_(self.regret.clone(), inst, c.method, t, c.alpha)
+        explicit = kernel.predicted_regret(new, inst, c.method, t, c.alpha)
+        strategy = kernel.regret_matching(explicit, self.legal)
+        if len(players) == 2:
+            self.regret.copy_(new)
+            sig.copy_(strategy)
+            return
+        mine = self.mine[players[0]]
+        self.regret.copy_(torch.where(mine, new, self.regret))
+        sig.copy_(torch.where(mine, strategy, sig))
 
     # ------------------------------------------------------------------ policies
 

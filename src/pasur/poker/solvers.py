@@ -39,7 +39,7 @@ import torch
 
 from pasur.common import regret as kernel
 from pasur.common.errors import PasurInputError
-from pasur.common.regret import DCFR_DEFAULTS, METHODS
+from pasur.common.regret import DCFR_DEFAULTS, METHODS, PREDICTIVE, default_parameters
 from pasur.poker.policy import Keying, TabularPolicy
 from pasur.poker.tree import N_ACTIONS
 
@@ -64,15 +64,23 @@ class Solver(Protocol):
 
 @dataclass
 class CFRConfig:
+    """A CFR run's rules. ``alpha`` and ``gamma`` left ``None`` take the method's published
+    defaults (:func:`pasur.common.regret.default_parameters`: DCFR 1.5 and 2; PDCFR+ 2.3 and 5;
+    PCFR+ and SAPCFR+ quadratic averaging)."""
+
     method: str = "cfr+"
     updates: str = "alternating"  # or "simultaneous"
-    alpha: float = DCFR_DEFAULTS[0]
+    alpha: float | None = None
     beta: float = DCFR_DEFAULTS[1]
-    gamma: float = DCFR_DEFAULTS[2]
+    gamma: float | None = None
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise PasurInputError(f"unknown method {self.method!r} (known: {', '.join(METHODS)})")
+        known = (*METHODS, *PREDICTIVE)
+        if self.method not in known:
+            raise PasurInputError(f"unknown method {self.method!r} (known: {', '.join(known)})")
+        alpha, gamma = default_parameters(self.method)
+        self.alpha = alpha if self.alpha is None else self.alpha
+        self.gamma = gamma if self.gamma is None else self.gamma
         if self.updates not in ("alternating", "simultaneous"):
             raise PasurInputError(f"updates must be alternating or simultaneous, not {self.updates!r}")
 
@@ -120,6 +128,8 @@ class CFRSolver(UpdatePasses):
         self.iteration = 0
         lossless = self.keying.lossless
         self._cols = None if lossless else self.keying.key
+        # the predictive variants: this pass's instantaneous regrets (the next prediction)
+        self._inst: list[torch.Tensor | None] | None = None
 
     # ------------------------------------------------------------ accumulation (engine hook)
 
@@ -168,33 +178,60 @@ class CFRSolver(UpdatePasses):
             inst = q - v
             noise = (qa + (sig * qa).sum(1, keepdim=True)).mul_(SNAP)
             inst.masked_fill_(inst.abs() <= noise, 0.0)
-            self.regret[r].addcmul_(inst, self.legal[r][:, :, None].to(inst.dtype))
+            if self.config.method in PREDICTIVE:  # formed into the regrets in _update_regrets
+                self._inst[r] = inst.mul_(self.legal[r][:, :, None].to(inst.dtype))
+            else:
+                self.regret[r].addcmul_(inst, self.legal[r][:, :, None].to(inst.dtype))
             self.strategy_sum[r].addcmul_(sig, self._reach[r][:, None, :], value=w)
         self._q = self._qabs = self._reach = None
 
     # ------------------------------------------------------------ updates
 
+    def _mine(self, r: int, players: tuple[int, ...]) -> torch.Tensor:
+        """``[rows, 1, 1]``: the rows of round ``r`` that ``players`` act at."""
+        mine = torch.zeros_like(self.row_player[r], dtype=torch.bool)
+        for p in players:
+            mine |= self.row_player[r] == p
+        return mine[:, None, None]
+
     def _update_regrets(self, players: tuple[int, ...]) -> None:
         """The method's discount of iteration ``t`` on the updated players' rows (after adding
-        their regrets: OpenSpiel's order)."""
+        their regrets: OpenSpiel's order); the predictive variants form their regrets from this
+        pass's instantaneous ones here."""
         c, t = self.config, self.iteration
         for r, reg in enumerate(self.regret):
-            mine = torch.zeros_like(self.row_player[r], dtype=torch.bool)
-            for p in players:
-                mine |= self.row_player[r] == p
-            kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mine[:, None, None])
+            mine = self._mine(r, players)
+            if c.method in PREDICTIVE:
+                new = kernel.predictive_update_(reg.clone(), self._inst[r], c.method, t, c.alpha)
+                reg.copy_(torch.where(mine, new, reg))
+            else:
+                kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mine)
 
-    def _update_current(self) -> None:
-        self.current.tables = [
-            kernel.regret_matching(reg, legal[:, :, None]) for reg, legal in zip(self.regret, self.legal, strict=True)
-        ]
+    def _update_current(self, players: tuple[int, ...]) -> None:
+        c, t = self.config, self.iteration
+        if c.method not in PREDICTIVE:
+            self.current.tables = [
+                kernel.regret_matching(reg, legal[:, :, None])
+                for reg, legal in zip(self.regret, self.legal, strict=True)
+            ]
+            return
+        # the updated players' rows only: the others keep the strategy their own pass made
+        tables = []
+        for r, (reg, legal) in enumerate(zip(self.regret, self.legal, strict=True)):
+            explicit = kernel.predicted_regret(reg, self._inst[r], c.method, t, c.alpha)
+            new = kernel.regret_matching(explicit, legal[:, :, None])
+            tables.append(torch.where(self._mine(r, players), new, self.current.tables[r]))
+        self.current.tables = tables
+        self._inst = None
 
     def _pass(self, players: tuple[int, ...]) -> None:
+        if self.config.method in PREDICTIVE:
+            self._inst = [None] * len(self.regret)
         self._start_pass()
         self.engine.traverse(self.current, players=players, modes="sigma", hook=self._accumulate)
         self._finish_pass()
         self._update_regrets(players)
-        self._update_current()
+        self._update_current(players)
 
     def average_policy(self) -> TabularPolicy:
         """The average strategy (uniform where a row was never reached)."""
