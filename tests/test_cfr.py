@@ -43,6 +43,27 @@ def test_dcfr_and_cfr_plus_converge_to_the_exact_value(mode, seed, rnd, turn):
     assert runs["dcfr"] <= runs["cfr+"]
 
 
+@pytest.mark.parametrize("method", ["pcfr+", "pdcfr+", "sapcfr+"])
+@pytest.mark.parametrize(("seed", "rnd", "turn"), [(5, 4, 4), (3, 4, 0), (0, 3, 0)])
+def test_predictive_variants_converge_to_the_exact_value(method, seed, rnd, turn):
+    """The predictive variants of the shared kernel on Pasur's round CFR: exploitability 2.5e-4
+    within 300 iterations per round and the exact value to 1e-3; PDCFR+ (measured: 20 to 40
+    iterations in all) needs fewer iterations than DCFR (30 to 120)."""
+    tree = build_tree(position(seed, rnd, turn), "compact")
+    res = solve_cfr(tree, target(method))
+    assert max(res.iterations.values()) <= 300, res.iterations
+    assert res.exploitability < 2.5e-4
+    assert res.root_value == pytest.approx(solve_exact(tree).root_value, abs=1e-3)
+    if method == "pdcfr+":
+        assert sum(res.iterations.values()) < sum(solve_cfr(tree, target("dcfr")).iterations.values())
+
+
+def test_predictive_defaults_are_the_published_ones():
+    assert (CFRParams(method="pdcfr+").alpha, CFRParams(method="pdcfr+").gamma) == (2.3, 5.0)
+    assert (CFRParams(method="dcfr").alpha, CFRParams(method="dcfr").gamma) == (1.5, 2.0)
+    assert CFRParams(method="pcfr+", gamma=3.0).gamma == 3.0
+
+
 @pytest.mark.parametrize(("seed", "rnd", "turn"), SMALL[:2])
 def test_linear_cfr_converges_to_the_exact_value(seed, rnd, turn):
     """Linear CFR (the shared kernel's ``lcfr`` rule, on Pasur's round CFR): exploitability 5e-4

@@ -275,7 +275,7 @@ def _rename(values: dict, **names: str) -> dict:
 
 #: ``pasur.solve.cfr.METHODS``, spelled out so that building the CLI does not import torch
 #: (tests/test_cli.py checks that the two agree)
-CFR_METHODS = ("cfr", "cfr+", "lcfr", "dcfr", "es-mccfr")
+CFR_METHODS = ("cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+", "sapcfr+", "es-mccfr")
 #: the target when neither --iterations nor --target-exploitability is given (points of
 #: exploitability = NashConv / 2; the NashConv 0.05 of the versions before docs/conventions.md)
 DEFAULT_TARGET = 0.025
@@ -312,10 +312,10 @@ class CfrChoice:
             target = DEFAULT_TARGET
         if "check_every" in self.given and target is None:
             raise PasurInputError("--check-every applies only with a --target-exploitability")
-        dcfr = ("alpha", "beta", "gamma")
-        if method != "dcfr" and self.given & set(dcfr):
-            shown = ", ".join("--" + n for n in dcfr if n in self.given)
-            raise PasurInputError(f"{shown} applies only to --method dcfr")
+        takes = {"alpha": ("dcfr", "pdcfr+"), "beta": ("dcfr",), "gamma": ("dcfr", "pcfr+", "pdcfr+", "sapcfr+")}
+        for name, methods in takes.items():
+            if name in self.given and method not in methods:
+                raise PasurInputError(f"--{name} applies only to --method {' or '.join(methods)}")
         return CFRParams(
             method=method,
             iterations=v["iterations"],
@@ -390,9 +390,20 @@ CheckEveryOpt = Annotated[
         help="CFR: measure the round's exploitability (NashConv / 2) every K iterations.",
     ),
 ]
-AlphaOpt = Annotated[float, typer.Option("--alpha", min=0, max=10, help="DCFR: positive regret discount exponent.")]
+AlphaOpt = Annotated[
+    float | None,
+    typer.Option("--alpha", min=0, max=10, help="DCFR, PDCFR+: positive regret discount exponent (default 1.5, 2.3)."),
+]
 BetaOpt = Annotated[float, typer.Option("--beta", min=-10, max=10, help="DCFR: negative regret discount exponent.")]
-GammaOpt = Annotated[float, typer.Option("--gamma", min=0, max=10, help="DCFR: average strategy discount exponent.")]
+GammaOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--gamma",
+        min=0,
+        max=10,
+        help="DCFR and the predictive variants: the average's weight t^gamma (default 2, PDCFR+ 5).",
+    ),
+]
 UpdatesOpt = Annotated[str, typer.Option("--updates", help="CFR: alternating (update Alex, then Bob) or simultaneous.")]
 SampleSeedOpt = Annotated[
     int,
@@ -426,9 +437,9 @@ CFR = OptionGroup(
         _opt("iterations", IterationsOpt),
         _opt("target_exploitability", TargetOpt),
         _opt("check_every", CheckEveryOpt, 10),
-        _opt("alpha", AlphaOpt, 1.5),
+        _opt("alpha", AlphaOpt, None),
         _opt("beta", BetaOpt, 0.0),
-        _opt("gamma", GammaOpt, 2.0),
+        _opt("gamma", GammaOpt, None),
         _opt("updates", UpdatesOpt, "alternating"),
         _opt("sample_seed", SampleSeedOpt, 0),
         _opt("max_iterations", MaxIterationsOpt, 100_000),

@@ -58,14 +58,24 @@ from dataclasses import dataclass, field
 import torch
 
 from pasur.common.errors import PasurInputError
-from pasur.common.regret import DCFR_DEFAULTS, average_weight, discount_, normalize_segments
-from pasur.common.regret import METHODS as FULL_WIDTH
+from pasur.common.regret import (
+    DCFR_DEFAULTS,
+    PREDICTIVE,
+    average_weight,
+    default_parameters,
+    discount_,
+    normalize_segments,
+    predicted_regret,
+    predictive_update_,
+)
+from pasur.common.regret import METHODS as SHARED
 from pasur.game.state import ALEX, TURNS_PER_ROUND
 from pasur.solve.gametree import RoundTree
 from pasur.solve.ops import gather, scatter
 
-#: :class:`RoundCFR` itself runs every full-width method of the shared rules (``FULL_WIDTH``);
-#: the others are its subclasses'
+#: :class:`RoundCFR` itself runs every full-width method of the shared rules, the predictive
+#: variants included (``FULL_WIDTH``); the others are its subclasses'
+FULL_WIDTH = (*SHARED, *PREDICTIVE)
 METHODS = (*FULL_WIDTH, "es-mccfr")
 #: iterations per round beyond any real use (a full deck needs a few hundred): a larger
 #: number is a typo, refused before any work
@@ -85,13 +95,24 @@ class CFRParams:
     #: a bound on the whole game's exploitability (NashConv / 2, points; docs/conventions.md)
     target_exploitability: float | None = None
     check_every: int = 10
-    alpha: float = DCFR_DEFAULTS[0]
+    #: DCFR's and PDCFR+'s discount exponent; None: the method's published default
+    #: (:func:`pasur.common.regret.default_parameters`: 1.5, PDCFR+ 2.3)
+    alpha: float | None = None
     beta: float = DCFR_DEFAULTS[1]
-    gamma: float = DCFR_DEFAULTS[2]
+    #: the average's weight t^gamma (DCFR, the predictive variants); None: the method's default
+    #: (2, PDCFR+ 5)
+    gamma: float | None = None
     updates: str = "alternating"
     seed: int = 0
     max_iterations: int = 100_000
     tremble: float = 0.0
+
+    def __post_init__(self) -> None:
+        alpha, gamma = default_parameters(self.method)
+        if self.alpha is None:
+            object.__setattr__(self, "alpha", alpha)
+        if self.gamma is None:
+            object.__setattr__(self, "gamma", gamma)
 
     def check(self) -> CFRParams:
         if self.method not in METHODS:
@@ -508,6 +529,11 @@ class RoundCFR:
             # ((t-1)/t)^gamma of the sum every iteration is the same up to a common factor that
             # normalizing removes)
             self.avg[i].addcmul_(w, self.sigma[i], value=self._avg_weight(i, t))
+            if p.method in PREDICTIVE:  # floored (discounted) regrets; the next strategy predicts r
+                predictive_update_(R, r, p.method, t, p.alpha)
+                self._match(L, predicted_regret(R, r, p.method, t, p.alpha, out=L.q), self.sigma[i])
+                self._stale.add(L.mover)
+                continue
             if p.method == "dcfr":  # equations (6)-(8): discount with t - 1, then add
                 if t > 1:  # L.q is free again: the scratch buffer
                     discount_(R, "dcfr", t - 1, alpha=p.alpha, beta=p.beta, scratch=L.q)
