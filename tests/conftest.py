@@ -52,3 +52,11 @@ def ray_here():
     raytasks.start_ray(None, 2)
     yield ray
     ray.shutdown()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "docs_recompute: reruns a cheap experiment behind a committed results/ file and compares "
+        "(tests/test_docs_numbers.py; about a minute of CPU in all)",
+    )

@@ -1,0 +1,349 @@
+"""Read the docs' Markdown tables and the ``<!-- numbers: ... -->`` markers that say where their
+numbers come from (issue 24, item 3); used by ``tests/test_docs_numbers.py``.
+
+A marker is an HTML comment on the line right before a table's header row:
+
+* ``<!-- numbers: results/DIR/FILE[, results/DIR/FILE2 ...] [view=NAME] -->``: every number of
+  the table comes from the named file(s), committed under ``results/``. Without ``view`` the
+  file is read as a table: a Markdown file's table with the same header, or a CSV file's columns
+  named as the doc's header; rows are matched by the first column. With ``view=NAME`` the
+  function ``VIEWS[NAME]`` builds the doc's table from the files (e.g. picks iterations out of
+  a convergence trace). Each number of each cell (but the first column, the row's key) must
+  equal the file's number at the doc's precision.
+* ``<!-- numbers: measured on MACHINE, YYYY-MM-DD, not committed -->``: the data are not in
+  the repository; the marker names the machine and the date as the surrounding text does.
+* ``<!-- numbers: none (WHY) -->``: the table holds no measured numbers (definitions, names,
+  counts fixed by the code and checked by tests).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = ["docs/experiments.md", "docs/hidden.md", "docs/bufp.md", "docs/embedding-cfr.md", "docs/benchmarks.md"]
+MARKER = re.compile(r"^\s*<!--\s*numbers:\s*(.*?)\s*-->\s*$")
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+# A number as the docs write it: sign, thousands commas, decimals, exponent; not inside a word
+# (ref0, pimc:20, numeral211-r5) or glued to letters.
+NUMBER = re.compile(r"(?<![\w.:^/-])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w:])")
+
+
+@dataclass
+class Table:
+    doc: str
+    line: int  # 1-based line of the header row
+    marker: str | None
+    header: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+
+    def where(self) -> str:
+        return f"{self.doc}:{self.line}"
+
+
+def split_row(line: str) -> list[str]:
+    s = line.strip()
+    s = s.removeprefix("|").removesuffix("|")
+    return [c.strip() for c in s.split("|")]
+
+
+def is_separator(cells: list[str]) -> bool:
+    return all(re.fullmatch(r":?-{3,}:?", c) for c in cells)
+
+
+def tables(doc: str, text: str | None = None) -> list[Table]:
+    """Every Markdown table of ``doc`` (outside code fences), with the marker on the line before."""
+    if text is None:
+        text = (REPO / doc).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    out: list[Table] = []
+    fence = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.lstrip().startswith("```"):
+            fence = not fence
+            i += 1
+            continue
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if not fence and line.lstrip().startswith("|") and is_separator(split_row(nxt)):
+            m = MARKER.match(lines[i - 1]) if i > 0 else None
+            t = Table(doc, i + 1, m.group(1) if m else None, split_row(line))
+            j = i + 2
+            while j < len(lines) and lines[j].lstrip().startswith("|"):
+                t.rows.append(split_row(lines[j]))
+                j += 1
+            out.append(t)
+            i = j
+            continue
+        i += 1
+    return out
+
+
+def plain(cell: str) -> str:
+    """A cell as a key: no emphasis, no code quotes, one space."""
+    return " ".join(cell.replace("**", "").replace("`", "").replace("\u2212", "-").split())
+
+
+def numbers(cell: str) -> list[str]:
+    return NUMBER.findall(plain(cell))
+
+
+def value(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def tolerance(text: str) -> float:
+    """Half a unit of the last digit the doc writes."""
+    t = text.lstrip("+-").replace(",", "")
+    mant, _, exp = t.lower().partition("e")
+    decimals = len(mant.partition(".")[2])
+    return 0.5 * 10.0 ** (-decimals + (int(exp) if exp else 0))
+
+
+def agrees(doc_number: str, file_value: float) -> bool:
+    d = value(doc_number)
+    return math.isfinite(file_value) and abs(file_value - d) <= tolerance(doc_number) * (1 + 1e-9) + 1e-12
+
+
+# ---------------------------------------------------------------- markers
+
+
+@dataclass
+class Marker:
+    kind: str  # "file", "measured" or "none"
+    paths: list[str] = field(default_factory=list)
+    view: str | None = None
+    text: str = ""
+
+
+def parse_marker(text: str) -> Marker:
+    if text == "none" or text.startswith("none "):
+        return Marker("none", text=text)
+    if text.startswith("measured on "):
+        return Marker("measured", text=text)
+    view = None
+    m = re.search(r"\s+view=([\w-]+)\s*$", text)
+    if m:
+        view = m.group(1)
+        text = text[: m.start()]
+    paths = [p.strip() for p in text.split(",") if p.strip()]
+    return Marker("file", paths=paths, view=view, text=text)
+
+
+def readme_of(path: Path) -> Path:
+    """The README.md of the results folder that holds ``path`` (results/NAME/README.md)."""
+    rel = path.resolve().relative_to((REPO / "results").resolve())
+    return REPO / "results" / rel.parts[0] / "README.md"
+
+
+# ---------------------------------------------------------------- what a file says
+
+Rows = dict[str, dict[str, object]]  # row key -> column header -> value (a number, a list, or text)
+
+
+def md_tables(text: str) -> list[tuple[list[str], list[list[str]]]]:
+    return [(t.header, t.rows) for t in tables("", text)]
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _keyed(cells: list[list[str]], payload: list | None = None) -> list[tuple[str, object]]:
+    """Each row's key: its first cell, or its first k cells joined by " | " when fewer do not
+    tell the rows apart (an arena's table has one row per pair, A and B)."""
+    payload = cells if payload is None else payload
+    for k in range(1, max((len(c) for c in cells), default=1) + 1):
+        keys = [" | ".join(c[:k]) for c in cells]
+        if len(set(keys)) == len(keys):
+            return list(zip(keys, payload, strict=True))
+    raise AssertionError("rows that no columns tell apart")
+
+
+def row_key(rows: Rows, cells: list[str]) -> str | None:
+    for k in range(1, len(cells) + 1):
+        key = " | ".join(plain(c) for c in cells[:k])
+        if key in rows:
+            return key
+    return None
+
+
+def default_view(paths: list[Path], table: Table) -> Rows:
+    head = [plain(h) for h in table.header]
+    rows: Rows = {}
+    for p in paths:
+        if p.suffix == ".md":
+            found = [(h, r) for h, r in md_tables(p.read_text(encoding="utf-8")) if [plain(c) for c in h] == head]
+            if not found:
+                raise AssertionError(f"{p}: no table with the header {table.header}")
+            for h, rs in found:
+                for r in _keyed([[plain(c) for c in r] for r in rs]):
+                    rows[r[0]] = {plain(c): v for c, v in zip(h, r[1], strict=False)}
+        elif p.suffix == ".csv":
+            cs = read_csv(p)
+            cols = [h for h in head if cs and h in cs[0]]
+            for key, r in _keyed([[plain(r[h]) for h in cols] for r in cs], cs):
+                rows[key] = {plain(k): v for k, v in r.items()}
+        else:
+            raise AssertionError(f"{p}: give a view= for a {p.suffix} file")
+    return rows
+
+
+def bufp_trace(path: Path) -> dict[str, dict[int, dict[str, float]]]:
+    """method -> iteration -> column -> value, from a BUFP exploitability CSV."""
+    out: dict[str, dict[int, dict[str, float]]] = {}
+    for r in read_csv(path):
+        out.setdefault(r["method"], {})[int(r["iteration"])] = {
+            k: float(v) for k, v in r.items() if k not in ("method", "iteration")
+        }
+    return out
+
+
+BUFP_COLUMNS = {"CFR": "cfr", "BUFP(X) = XFP": "bufp-x", "BUFP(EF)": "bufp-ef"}
+
+
+def _bufp_game(paths: list[Path], name: str) -> dict[str, dict[int, dict[str, float]]]:
+    (p,) = [p for p in paths if p.parent.name.endswith(name)]
+    return bufp_trace(p)
+
+
+def _row_key(game: str, it: int) -> str:
+    return f"{game}, {it:,} it."
+
+
+def view_bufp_figure1(paths: list[Path], table: Table) -> Rows:
+    """Figure 1: exploitability (chips) at 1,000 and 10,000 iterations; the last Leduc row adds
+    mb/g (1 chip = 1,000 mb/g) and, for BUFP(EF), its lowest value and where."""
+    rows: Rows = {}
+    for game, name in (("Kuhn", "kuhn"), ("Leduc", "leduc")):
+        trace = _bufp_game(paths, name)
+        for it in (1000, 10000):
+            row: dict[str, object] = {}
+            for col, method in BUFP_COLUMNS.items():
+                e = trace[method][it]["exploitability"]
+                xfp = trace["xfp"][it]["exploitability"] if method == "bufp-x" else e
+                assert abs(e - xfp) < 1e-12, f"BUFP(X) and XFP differ at {it}"
+                vals = [e]
+                if game == "Leduc" and it == 10000:
+                    vals.append(1000 * e)
+                    if method == "bufp-ef":
+                        low_it = min(trace[method], key=lambda i: trace[method][i]["exploitability"])
+                        vals += [trace[method][low_it]["exploitability"], low_it]
+                row[col] = vals
+            rows[_row_key(game, it)] = row
+    return rows
+
+
+def view_bufp_figure2(paths: list[Path], table: Table) -> Rows:
+    """Figure 2: total exploitability, sum / max over information sets (chips); the last Leduc row
+    adds, for BUFP(EF), the range of the max from 100 iterations on."""
+    rows: Rows = {}
+    for game, name, its in (("Kuhn", "kuhn", (10000,)), ("Leduc", "leduc", (100, 1000, 10000))):
+        trace = _bufp_game(paths, name)
+        for it in its:
+            row: dict[str, object] = {}
+            for col, method in BUFP_COLUMNS.items():
+                r = trace[method][it]
+                vals = [r["total_exploitability"], r["total_exploitability_max"]]
+                if game == "Leduc" and it == 10000 and method == "bufp-ef":
+                    later = [v["total_exploitability_max"] for i, v in trace[method].items() if i >= 100]
+                    vals += [min(later), max(later), 100]
+                row[col] = vals
+            rows[_row_key(game, it)] = row
+    return rows
+
+
+def view_boundary_rmse(paths: list[Path], table: Table) -> Rows:
+    """The boundary value's held-out RMSE per round, from its card (JSON)."""
+    (p,) = paths
+    fit = json.loads(p.read_text(encoding="utf-8"))["fit"]["rounds"]
+    return {
+        "RMSE (points)": {str(r): fit[str(r)]["val_rmse"] for r in range(5)},
+        "RMSE of the mean": {str(r): fit[str(r)]["val_rmse_of_mean"] for r in range(5)},
+    }
+
+
+def view_es_vs_dcfr(paths: list[Path], table: Table) -> Rows:
+    """ES-MCCFR against DCFR: per deck, tree and method, the iterations run and the first
+    (seconds, iteration) at or below each NashConv level; the round's edges from a JSON."""
+    (trace,) = [p for p in paths if p.suffix == ".csv"]
+    (edges,) = [p for p in paths if p.suffix == ".json"]
+    n_edges = json.loads(edges.read_text(encoding="utf-8"))
+    runs: dict[tuple[str, str, str], list[dict[str, str]]] = {}
+    for r in read_csv(trace):
+        runs.setdefault((r["deck"], r["tree"], r["method"]), []).append(r)
+    rows: Rows = {}
+    for (deck, tree, method), rs in runs.items():
+        row: dict[str, object] = {"iterations in 20 s": int(rs[-1]["iteration"])}
+        for level in ("1", "0.3", "0.1", "0.03", "0.01"):
+            hit = [r for r in rs if float(r["mean"]) <= float(level)]
+            row[f"to {level}"] = [float(hit[0]["seconds"]), int(hit[0]["iteration"])] if hit else []
+        rows[f"{deck} | {tree} | {n_edges[f'{deck} {tree}']:,} | {method}"] = row
+    return rows
+
+
+def view_figure15(paths: list[Path], table: Table) -> Rows:
+    """Figure 15: per round, the geometric mean over decks of NashConv and of the MSE to the final
+    strategy at some iterations (``figure15.csv`` holds log10 means)."""
+    (p,) = paths
+    g = {(r["round"], r["measure"], int(r["iteration"])): 10 ** float(r["mean_log10"]) for r in read_csv(p)}
+    cols = {"NashConv": "nash_conv", "MSE to final": "mse_to_final"}
+    rows: Rows = {}
+    for rd in sorted({k[0] for k in g}):
+        rows[rd] = {
+            f"{name} at {it}": g[(rd, measure, it)]
+            for name, measure in cols.items()
+            for it in (10, 50, 100)
+            if (rd, measure, it) in g
+        }
+    return rows
+
+
+VIEWS: dict[str, Callable[[list[Path], Table], Rows]] = {
+    "bufp-figure1": view_bufp_figure1,
+    "bufp-figure2": view_bufp_figure2,
+    "boundary-rmse": view_boundary_rmse,
+    "es-vs-dcfr": view_es_vs_dcfr,
+    "figure15": view_figure15,
+}
+
+
+def as_numbers(v: object) -> list[float]:
+    if isinstance(v, int | float):
+        return [float(v)]
+    if isinstance(v, list | tuple):
+        return [x for e in v for x in as_numbers(e)]
+    return [value(n) for n in numbers(str(v))]
+
+
+def check_table(table: Table, marker: Marker) -> list[str]:
+    """Differences between a file-backed table and its files (an empty list when they agree)."""
+    paths = [REPO / p for p in marker.paths]
+    rows = VIEWS[marker.view](paths, table) if marker.view else default_view(paths, table)
+    head = [plain(h) for h in table.header]
+    problems: list[str] = []
+    for r in table.rows:
+        key = row_key(rows, r)
+        if key is None:
+            problems.append(f"{table.where()}: row {plain(r[0])!r} is not in {marker.paths}")
+            continue
+        k = key.count(" | ") + 1  # the columns of the key are matched as text
+        for h, cell in zip(head[k:], r[k:], strict=False):
+            want = numbers(cell)
+            if h not in rows[key] and not want and not cell.strip("-· "):
+                continue  # an empty cell the file has no column for
+            if h not in rows[key]:
+                problems.append(f"{table.where()}: row {key!r}, column {h!r} is not in the file")
+                continue
+            got = as_numbers(rows[key][h])
+            if len(got) != len(want) or not all(agrees(w, g) for w, g in zip(want, got, strict=True)):
+                problems.append(f"{table.where()}: row {key!r}, column {h!r}: doc {want}, file {got}")
+    return problems
