@@ -22,6 +22,10 @@ is CFR on its strength classes (iso: lossless). The networks are read from ``OUT
     python benchmarks/embedding_phi_variants.py --out runs/f5-r5 --game numeral211-r5 \\
         --iterations 128 --classes iso --variants soft,T0.5,top2,hard,proto
 
+``--regret advisor``: each advisor takes regret against its own strategy (the embedded class regrets
+less their mean under sigma(E); ``embedding_phi_geometric.AdvisorRegretCFR``), not against each
+class's mix; the same as the paper's for a one-hot Phi.
+
 Prints one Markdown row per variant as it finishes (exact exploitability of the average strategy
 in the real game, mb/g, 1 blind = the ante), then the table.
 """
@@ -93,6 +97,12 @@ def main() -> None:
     ap.add_argument("--classes", choices=figure5.CLASS_SPACES, default="iso")
     ap.add_argument("--variants", default="soft,T0.5,T0.25,T0.1,top3,top2,hard,proto0.03,proto0.01,proto0.003,proto")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument(
+        "--regret",
+        choices=("class", "advisor"),
+        default="class",
+        help="advisor: each advisor's regret against its own strategy (embedding_phi_geometric.AdvisorRegretCFR)",
+    )
     a = ap.parse_args()
     variants = a.variants.split(",")
     for v in variants:
@@ -128,7 +138,7 @@ def main() -> None:
             for r, p in enumerate(phis, start=1)]  # fmt: skip
     blind = figure5.blind(get_game(a.game))
     rows = []
-    print(f"{a.game}, {a.classes} classes, {a.iterations} iterations", flush=True)
+    print(f"{a.game}, {a.classes} classes, {a.iterations} iterations, {a.regret} regrets", flush=True)
     head = "| variant | mb/g | stored values | effective advisors per class (rounds 2, 3) | advisors used | CPU s |"
     print(head + "\n|---|---|---|---|---|---|", flush=True)
     for v in variants:
@@ -140,7 +150,15 @@ def main() -> None:
             eff.append(st["mean_effective"])
             used.append(st["advisors_used"])
             embs.append(Embedding.dense(p, w[r]))
-        solver = EmbeddingCFR(e, embs, space=space)
+        if a.regret == "advisor":
+            import sys
+
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from embedding_phi_geometric import AdvisorRegretCFR
+
+            solver = AdvisorRegretCFR(e, embs, space=space)
+        else:
+            solver = EmbeddingCFR(e, embs, space=space)
         solver.iterate(a.iterations)
         mbg = 1000 * solver.exploitability() / blind
         row = (f"| {v} | {mbg:.1f} | {solver.stored_values():,} | {', '.join(f'{x:.2f}' for x in eff)} | "
