@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pyarrow.parquet as pq
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -56,25 +57,100 @@ def test_solve_writes_outputs_and_json(tmp_path):
     s = json.loads(r.stdout)
     assert {"game", "method", "iterations", "value", "exploitability", "nash_conv", "seconds"} <= set(s)
     assert s["game"] == "kuhn" and s["method"] == "cfr+" and s["iterations"] == 100
-    assert s["exploitability"] == pytest.approx(s["nash_conv"] / 2)
     names = {p.name for p in out.iterdir()}
     assert {"strategy.parquet", "summary.json", "trace.parquet", "convergence.png", "policy.openspiel.json"} <= names
+    # the numbers against OpenSpiel's, on the written policy read back: its exploitability (NashConv / 2)
+    # and NashConv, and the policy's value against Kuhn's known game value, -1/18 for player 0
+    # (the value of any policy is within its NashConv of the game value)
+    theirs = _openspiel_numbers(out / "policy.openspiel.json", "kuhn_poker")
+    assert s["exploitability"] == pytest.approx(theirs["exploitability"], abs=1e-12)
+    assert s["nash_conv"] == pytest.approx(theirs["nash_conv"], abs=1e-12)
+    assert s["value"] == pytest.approx(theirs["value"], abs=1e-12)
+    assert 0 < s["nash_conv"] < 0.01 and abs(s["value"] + 1 / 18) <= s["nash_conv"]
     for f in ("strategy.parquet", "policy.openspiel.json"):
         e = run("eval", str(out / f), "--game", "kuhn", "--json", "-q")
         assert e.exit_code == 0, e.output
-        assert json.loads(e.stdout)["exploitability"] == pytest.approx(s["exploitability"], abs=1e-12)
+        assert json.loads(e.stdout)["exploitability"] == pytest.approx(theirs["exploitability"], abs=1e-12)
+
+
+def _openspiel_numbers(path, game: str) -> dict:
+    """OpenSpiel's exploitability, NashConv and player 0's value of a policy file written by
+    ``--out`` (read as plain JSON here, evaluated by OpenSpiel's C++ best responses)."""
+    pyspiel = pytest.importorskip("pyspiel")
+    data = json.loads(path.read_text())
+    assert data["game"] == game
+    table = {k: [(int(a), float(p)) for a, p in pairs] for k, pairs in data["policy"].items()}
+    g = pyspiel.load_game(game)
+    policy = pyspiel.TabularPolicy(table)
+
+    def value(state) -> float:
+        if state.is_terminal():
+            return state.returns()[0]
+        if state.is_chance_node():
+            return sum(p * value(state.child(a)) for a, p in state.chance_outcomes())
+        probs = dict(table[state.information_state_string()])
+        return sum(probs[a] * value(state.child(a)) for a in state.legal_actions() if probs[a] > 0)
+
+    return {
+        "exploitability": pyspiel.exploitability(g, policy),
+        "nash_conv": pyspiel.nash_conv(g, policy),
+        "value": value(g.new_initial_state()),
+    }
+
+
+def _trace(path) -> list[dict]:
+    return pq.read_table(path).to_pylist()
+
+
+def test_solve_to_a_target_stops_at_the_first_check_that_meets_it(tmp_path):
+    """Leduc to exploitability 0.05, measured every 10 iterations: OpenSpiel's exploitability of
+    the written policy is at most 0.05 (and is the summary's), the run took more than one check,
+    and a rerun stopped one check earlier, measured by OpenSpiel too, is above 0.05; so the run
+    stopped because the target was met, at the first check that met it."""
+    out, before = tmp_path / "target", tmp_path / "before"
+    r = run("solve", "--game", "leduc", "--target-exploitability", "0.05", "--check-every", "10", "--out", str(out),
+            "--json", "-q")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    n = s["iterations"]
+    theirs = _openspiel_numbers(out / "policy.openspiel.json", "leduc_poker")
+    assert theirs["exploitability"] <= 0.05 and s["exploitability"] == pytest.approx(theirs["exploitability"])
+    assert n > 10 and n % 10 == 0, n
+    assert [p["iteration"] for p in _trace(out / "trace.parquet")] == list(range(10, n + 1, 10))
+    r = run("solve", "--game", "leduc", "--iterations", str(n - 10), "--check-every", "10", "--out", str(before), "-q")
+    assert r.exit_code == 0, r.output
+    assert _openspiel_numbers(before / "policy.openspiel.json", "leduc_poker")["exploitability"] > 0.05
 
 
 def test_solve_to_a_target_with_an_abstraction(tmp_path):
-    r = run(
-        "solve", "--game", "numeral211-tiny", "--method", "dcfr", "--target-exploitability", "5",
-        "--check-every", "5", "--abstraction", "iso,ehs:4,ehs:5", "--json", "-q",
-    )  # fmt: skip
+    """A target on an abstraction: the written strategy, read back and measured in the real game
+    without suit isomorphism (another tree than the solve's), is at the summary's exploitability,
+    at most the target, after more than one check; a rerun one check shorter is above the target."""
+    out, before = tmp_path / "target", tmp_path / "before"
+    common = ["--game", "numeral211-tiny", "--method", "dcfr", "--abstraction", "iso,ehs:4,ehs:5"]
+    r = run("solve", *common, "--target-exploitability", "5", "--check-every", "5", "--out", str(out), "--json", "-q")
     assert r.exit_code == 0, r.output
     s = json.loads(r.stdout)
-    assert s["exploitability"] <= 5 and s["abstraction"] == "iso,ehs:4,ehs:5"
+    assert s["abstraction"] == "iso,ehs:4,ehs:5" and s["suit_isomorphism"] is True
+
+    def measured(folder) -> dict:
+        e = run("eval", str(folder / "strategy.parquet"), "--game", "numeral211-tiny", "--no-iso",
+                "--abstraction", "iso,ehs:4,ehs:5", "--json", "-q")  # fmt: skip
+        assert e.exit_code == 0, e.output
+        return json.loads(e.stdout)
+
+    again = measured(out)
+    assert again["exploitability"] <= 5 and again["exploitability"] == pytest.approx(s["exploitability"], rel=1e-9)
+    assert again["nash_conv"] == pytest.approx(s["nash_conv"], rel=1e-9)
+    br = again["best_response_values"]  # NashConv is the two best-response gains, from their values
+    assert br[0] + br[1] == pytest.approx(s["nash_conv"], rel=1e-9)
+    n = s["iterations"]
+    assert n > 5 and [p["iteration"] for p in _trace(out / "trace.parquet")] == list(range(5, n + 1, 5))
+    r = run("solve", *common, "--iterations", str(n - 5), "--check-every", "5", "--out", str(before), "-q")
+    assert r.exit_code == 0, r.output
+    assert measured(before)["exploitability"] > 5
     # mb/g with the game's big blind, its 5-chip ante (docs/conventions.md)
-    assert s["big_blind"] == 5 and s["exploitability_mbg"] == pytest.approx(200 * s["exploitability"])
+    assert s["big_blind"] == 5 and s["exploitability_mbg"] == pytest.approx(200 * again["exploitability"])
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from pasur.common.errors import PasurInputError
 from pasur.poker.abstraction import abstraction
 from pasur.poker.embedding import baselines
 from pasur.poker.embedding.classes import ClassSpace
@@ -192,10 +193,26 @@ def test_float32_runs_agree_with_float64():
 
 
 def test_dense_phi_refuses_columns_that_are_not_distributions(tiny):
+    """Columns summing to 3, or summing to 1 with a negative entry, are refused with the one-line
+    input error; the same shape with each column a distribution (uniform, or one-hot) is taken and
+    keeps its columns (so the refusals are about the values, not the shape)."""
     e, space = tiny
     w = _weights(e, space)[1]
-    with pytest.raises(Exception, match="probability"):
-        Embedding.dense(torch.ones(3, len(w), dtype=e.dtype), w)
+    n = len(w)
+    with pytest.raises(PasurInputError, match=r"^Phi's columns must be probability vectors$"):
+        Embedding.dense(torch.ones(3, n, dtype=e.dtype), w)
+    signed = torch.full((3, n), 0.5, dtype=e.dtype)
+    signed[2] = 0.0
+    signed[1, 0], signed[2, 0] = 1.0, -0.5  # column 0 sums to 1 with a negative entry
+    with pytest.raises(PasurInputError, match=r"^Phi's columns must be probability vectors$"):
+        Embedding.dense(signed, w)
+    with pytest.raises(PasurInputError, match=rf"^Phi must be \[m, {n}\], got \(3, {n - 1}\)$"):
+        Embedding.dense(torch.full((3, n - 1), 1 / 3, dtype=e.dtype), w)
+    uniform = Embedding.dense(torch.full((3, n), 1 / 3, dtype=e.dtype), w)
+    assert uniform.m == 3 and torch.allclose(uniform.to_dense(), torch.full((3, n), 1 / 3, dtype=e.dtype))
+    one_hot = torch.zeros(3, n, dtype=e.dtype)
+    one_hot[torch.arange(n) % 3, torch.arange(n)] = 1.0
+    assert torch.equal(Embedding.dense(one_hot, w).to_dense(), one_hot)
 
 
 def test_checkpoint_round_trip_resumes_the_same_iterates(tiny):

@@ -6,14 +6,22 @@ from __future__ import annotations
 import csv
 import json
 
+import numpy as np
+import pytest
 import torch
 import typer
 from typer.testing import CliRunner
 
 from pasur.cli.common import PasurGroup
 from pasur.cli.poker import poker_app
+from pasur.poker.embedding import baselines
+from pasur.poker.embedding.classes import ClassSpace
+from pasur.poker.engine import Engine
 from pasur.poker.experiments import names
 from pasur.poker.experiments.figure5 import METHODS
+from pasur.poker.measures import best_response_values, evaluate, exploitability
+from pasur.poker.policy import TabularPolicy
+from pasur.poker.solvers import CFRConfig, CFRSolver
 
 torch.set_num_threads(1)
 root = typer.Typer(cls=PasurGroup, add_completion=False, pretty_exceptions_enable=False)
@@ -66,6 +74,7 @@ def test_figure5_runs_writes_its_outputs_and_resumes(tmp_path):
     for m in METHODS:  # every method improves on its first iterate
         trace = [float(r["exploitability_mbg"]) for r in rows2 if r["method"] == m]
         assert trace[-1] < trace[0], (m, trace)
+    _check_numbers_independently(out, rows2, s2)
     # fewer iterations than the checkpoints hold: refused with one line
     r = run("--iterations", "2", "--out", str(out))
     assert r.exit_code == 2 and "iterations" in r.stderr
@@ -74,6 +83,46 @@ def test_figure5_runs_writes_its_outputs_and_resumes(tmp_path):
     (out / "checkpoints" / "embedding.pt").write_bytes(b"garbage")
     r = run("--iterations", "8", "--out", str(out))
     assert r.exit_code == 2 and "not a checkpoint of this experiment" in r.stderr, r.output
+
+
+def _check_numbers_independently(out, rows, summary) -> None:
+    """The figure's numbers against values computed here another way (the runs are float32, so
+    to a relative 1e-4):
+
+    - after one iteration every method's average strategy is the uniform one (no regret yet; Phi's
+      columns are distributions), so every method's first point is the uniform strategy's
+      exploitability, measured here by exact best responses in the game without suit isomorphism
+      (another tree than the runs');
+    - a baseline is vanilla CFR on its bucketing: the core's CFR (float64, simultaneous updates) on
+      the saved buckets, measured by :func:`pasur.poker.measures.exploitability` in the real game,
+      gives its points at 2, 4 and 8 iterations;
+    - the exploitability is NashConv / 2 (uniform: half the two best-response gains), and mb/g is
+      1000 x chips / the 5-chip ante, in the CSV and in the summary alike.
+    """
+    chips = {(r["method"], int(r["iteration"])): float(r["exploitability_chips"]) for r in rows}
+    plain = Engine("numeral211-tiny", iso=False)
+    uniform = TabularPolicy(plain)
+    ev = evaluate(plain, uniform)
+    assert ev.exploitability == pytest.approx(sum(best_response_values(plain, uniform)) / 2, rel=1e-12)
+    assert ev.exploitability > 1  # far from an equilibrium, so the points below are not all alike by chance
+    for m in METHODS:
+        assert chips[(m, 1)] == pytest.approx(ev.exploitability, rel=1e-4), m
+        assert chips[(m, 8)] < 0.9 * ev.exploitability, m
+    engine = Engine("numeral211-tiny", iso=True)
+    space = ClassSpace(engine)
+    for m in ("ehs-1", "paemd-2", "krwemd-3"):
+        z = np.load(out / "buckets" / f"{m}.npz")
+        buckets = [z[f"round{r + 1}"] for r in range(engine.R)]
+        ref = CFRSolver(
+            engine, CFRConfig(method="cfr", updates="simultaneous"), keying=baselines.keying(space, buckets, m)
+        )
+        for n in (2, 4, 8):
+            ref.iterate(n - ref.iteration)
+            assert chips[(m, n)] == pytest.approx(exploitability(engine, ref.average_policy()), rel=1e-4), (m, n)
+    for r in rows:
+        assert float(r["exploitability_mbg"]) == pytest.approx(1000 * float(r["exploitability_chips"]) / 5, rel=1e-12)
+    assert summary["big_blind"] == 5
+    assert summary["final_mbg"] == pytest.approx({m: 200 * chips[(m, 8)] for m in METHODS}, rel=1e-12)
 
 
 def test_figure5_with_one_configuration_per_family(tmp_path):

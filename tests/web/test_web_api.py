@@ -43,6 +43,7 @@ def play_hand(client, view, headers, rng=None) -> dict:
 # -- a whole hand ---------------------------------------------------------------------------------
 
 
+@pytest.mark.allow_seeds
 def test_a_whole_hand_through_the_api(client):
     view, h = start(client, seed=5)
     assert view["status"] == "playing" and view["hand_number"] == 1 and view["match"]["target"] is None
@@ -82,6 +83,7 @@ def test_a_whole_hand_through_the_api(client):
     assert rep["your_cost"] == pytest.approx(sum(m["cost"] for m in rep["moves"] if m["by"] == "you"))
 
 
+@pytest.mark.allow_seeds
 def test_the_ai_leads_when_you_are_bob_and_moves_one_at_a_time(client):
     view, h = start(client, seat="bob", seed=11)
     assert view["hand"]["seat"] == "Bob" and len(view["steps"]) == 1 and view["steps"][0]["by"] == "ai"
@@ -93,6 +95,7 @@ def test_the_ai_leads_when_you_are_bob_and_moves_one_at_a_time(client):
     assert view["hand"]["moves_played"] == 48 and view["status"] == "over"
 
 
+@pytest.mark.allow_seeds
 def test_hint_gives_every_legal_move_a_value(make_client):
     client = make_client(hint_level="heuristic")
     view, h = start(client, seed=3)
@@ -175,7 +178,9 @@ def assert_no_secrets(payload: dict, client, game_id: str, echo: int = 0) -> Non
     assert len(str(hand["deck"])) > 100 and str(hand["deck"]) not in str(payload)
 
 
-def test_no_response_ever_contains_a_hidden_card(client):
+def test_no_response_ever_contains_a_hidden_card(client, leak_watch):
+    """Twenty games of random requests (random deals: this app refuses seeds), each response
+    checked after its request, and every payload checked by the watch as it is built."""
     rng = random.Random(2026)
     for g in range(20):
         body = {"level": rng.choice(["random", "greedy", "heuristic"]), "seat": rng.choice(["alex", "bob"])}
@@ -207,11 +212,16 @@ def test_no_response_ever_contains_a_hidden_card(client):
             assert_no_secrets(r.json(), client, gid, echo if r.status_code == 409 else 0)
             if r.status_code == 200 and "hand" in r.json():
                 view = r.json()
+    # the watch saw each step inside the requests: views after the person's moves and the AI's
+    assert leak_watch.checked > 1000 and not leak_watch.leaks
+    assert {"step by you", "step by ai", "game view", "hint"} <= set(leak_watch.where)
 
 
-def test_the_searching_levels_leak_nothing_either(make_client):
+@pytest.mark.allow_seeds
+def test_the_searching_levels_leak_nothing_either(make_client, leak_watch):
     """One hand against each searching agent (few worlds, to stay fast), a hint at every turn:
-    the searches see only information states, and their answers show no hidden card."""
+    the searches see only information states, and their answers show no hidden card (after each
+    request, and in every payload as it is built)."""
     client = make_client(levels={"pimc": "pimc:2", "best": "ispimc:2:infer"}, hint_level="best")
     for level in ("pimc", "best"):
         r = client.post("/api/games", json={"level": level, "seed": 11})
@@ -226,8 +236,10 @@ def test_the_searching_levels_leak_nothing_either(make_client):
             assert r.status_code == 200, r.text
             assert_no_secrets(r.json(), client, gid)
             view = r.json()
+    assert leak_watch.checked > 100 and "hint" in leak_watch.where
 
 
+@pytest.mark.allow_seeds
 def test_a_test_that_would_catch_a_leak(client):
     """The checker itself: the AI's hand put into a response is found."""
     view, _ = start(client, seed=9)
@@ -239,12 +251,63 @@ def test_a_test_that_would_catch_a_leak(client):
         assert_no_secrets({**view, "deck": "x"}, client, view["id"])
 
 
+def test_the_watch_catches_a_leak_at_a_step_inside_a_request(client, leak_watch, monkeypatch):
+    """A leak planted in the view of the person's own step: the card the AI is about to play. It is
+    hidden when that step is built and played (so seen) by the end of the same request, so the
+    check after the request passes it; the watch catches it at the step it was put in."""
+    from pasur.web import service as service_module
+    from pasur.web.service import GameService
+
+    view, h = start(client)
+    opened = {}
+    real_open, real_hand_view = GameService._open, service_module.hand_view
+
+    def remember(self, game_id, token):
+        turn = real_open(self, game_id, token)
+        opened.update(service=self, turn=turn)
+        return turn
+
+    def peeking_hand_view(info, score=None):
+        out = real_hand_view(info, score)
+        turn = opened.get("turn")
+        g = turn.game if turn else None
+        if g is not None and not g.is_terminal and g.mover != turn.seat:  # the AI moves next: peek at its card
+            nxt = opened["service"]._agent(turn.row).choose(g.observation(g.mover))
+            opened["planted"] = format_card(nxt.card)
+            out = {**out, "pool": [*out["pool"], opened["planted"]]}
+        return out
+
+    monkeypatch.setattr(GameService, "_open", remember)
+    monkeypatch.setattr(service_module, "hand_view", peeking_hand_view)
+    # strict: the leak fails the request at the step
+    with pytest.raises(AssertionError, match=r"^hand view, move 1 \(after 1 moves\): hidden cards"):
+        move(client, view, h, view["hand"]["legal"][0])
+    assert len(leak_watch.leaks) == 1 and opened["planted"] in leak_watch.leaks[0]
+    leak_watch.leaks.clear()
+    # recorded only: the response goes out with the planted card in the person's step, the AI then
+    # plays it, and the check after the request finds nothing hidden in the response
+    leak_watch.strict = False
+    view = client.get(f"/api/games/{view['id']}", headers=h).json()
+    r = move(client, view, h, view["hand"]["legal"][0])
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert opened["planted"] in out["steps"][0]["state"]["pool"]
+    assert [s["by"] for s in out["steps"]] == ["you", "ai"] and out["steps"][1]["move"]["card"] == opened["planted"]
+    assert_no_secrets(out, client, view["id"])  # the check after the request misses it
+    # found where it was put: the view of the person's step, then that step
+    assert [x.split(" (")[0] for x in leak_watch.leaks] == ["hand view, move 1", "step by you"], leak_watch.leaks
+    assert all(f"hidden cards {opened['planted']}" in x for x in leak_watch.leaks)
+    leak_watch.leaks.clear()
+
+
 def test_a_seeded_deal_is_refused_unless_the_server_allows_seeds(make_client):
-    """Whoever knows a deal's seed knows every card: a server deals seeded decks only when told to."""
-    public = make_client(allow_seeds=False)
-    r = public.post("/api/games", json={"level": "greedy", "seed": 3})
-    assert r.status_code == 422 and "--allow-seeds" in r.json()["error"]
-    assert public.post("/api/games", json={"level": "greedy"}).status_code == 201
+    """Whoever knows a deal's seed knows every card: a server deals seeded decks only when told to;
+    the test apps refuse them too unless a test asks (``allow_seeds``)."""
+    for public in (make_client(allow_seeds=False), make_client()):
+        r = public.post("/api/games", json={"level": "greedy", "seed": 3})
+        assert r.status_code == 422 and "--allow-seeds" in r.json()["error"]
+        assert public.post("/api/games", json={"level": "greedy"}).status_code == 201
+    assert make_client(allow_seeds=True).post("/api/games", json={"level": "greedy", "seed": 3}).status_code == 201
 
 
 def test_ids_and_tokens_are_unguessable_and_tokens_are_not_stored(client, db):
@@ -279,6 +342,7 @@ def test_a_foreign_or_unknown_game_is_404_and_the_same(client):
     assert client.get(f"/api/games/{a['id']}", headers=ha).json()["hand"]["moves_played"] == 0
 
 
+@pytest.mark.allow_seeds
 def test_illegal_moves_are_409_with_a_message(client):
     view, h = start(client, seed=5)  # Alex holds 4 cards; the pool has 4
     mine = {parse_card(c) for c in view["hand"]["hand"]}
@@ -457,6 +521,7 @@ def test_headers_page_and_levels(client):
 # -- resume ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.allow_seeds
 def test_a_game_resumes_after_the_app_is_recreated(make_client):
     first = make_client()
     view, h = start(first, seat="bob", rules={"target": 30}, seed=21)

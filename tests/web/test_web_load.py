@@ -3,6 +3,8 @@ the end through the API with a fast AI; no error, and nothing lost in the databa
 
 from __future__ import annotations
 
+import pytest
+
 from pasur.web.loadtest import GameRun, check_database, run_load, server
 from pasur.web.store import Store
 
@@ -20,6 +22,7 @@ def test_fifty_concurrent_games_to_the_end(tmp_path):
     assert check_database(db, report.runs) == []
 
 
+@pytest.mark.allow_seeds
 def test_the_database_check_finds_what_is_wrong(client, db):
     """The check itself: a lost game, a tampered result and a result the client did not see."""
     runs = []

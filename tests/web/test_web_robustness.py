@@ -46,6 +46,7 @@ def play(client, view, headers, rng) -> dict:
 # -- 1. the players' panels count points as the result box does ----------------------------------
 
 
+@pytest.mark.allow_seeds
 def test_the_panels_count_points_as_the_match_rules_score_them(client):
     """Issue 24: with Sur cancellation the result box said 3 / 17 and the panels 8 / 22: the
     panels counted every Sur. Both now come from score_hand; a match with both house rules is
@@ -74,6 +75,7 @@ def test_the_panels_count_points_as_the_match_rules_score_them(client):
     assert cancelled, "no hand with a cancelled Sur: the test checks nothing"
 
 
+@pytest.mark.allow_seeds
 def test_a_single_hand_counts_every_sur_in_the_panels(client):
     view, h = start(client, seed=3, level="random")
     view = play(client, view, h, random.Random(3))
@@ -91,6 +93,7 @@ def _set(db, game_id: str, column: str, value: str) -> None:
         con.execute(f"UPDATE games SET {column} = ? WHERE id = ?", (value, game_id))
 
 
+@pytest.mark.allow_seeds
 @pytest.mark.parametrize("damage", ["bad-json", "illegal-move", "bad-deck", "bad-rules", "bad-result", "no-hands"])
 def test_a_damaged_game_is_409_and_the_others_are_still_served(client, db, damage):
     """Issue 24: invalid JSON or an illegal move in the database gave a 500 with a traceback on
