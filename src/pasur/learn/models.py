@@ -175,7 +175,7 @@ class _Table:
     path: Path
     deck_id: str
     mode: str
-    x: np.ndarray  # [n, 58] float32
+    x: np.ndarray  # [n, 58] int8, as stored
     y: np.ndarray  # [n] float32, 100 * probability
     group: np.ndarray  # [n] int64: decision point (round, ply, node) within the table
 
@@ -203,10 +203,14 @@ def read_training_table(path: Path) -> _Table:
         raise PasurInputError(f"{path}: not a pasur strategy table (no tree mode in its metadata)")
     if table.num_rows == 0:
         raise PasurInputError(f"{path}: the strategy table is empty")
-    x = np.stack([table.column(c).to_numpy() for c in FEATURE_COLUMNS], axis=1).astype(np.float32)
+    # int8 as stored (a quarter of float32's memory: tables of the tail hold 20 M rows and more);
+    # rows become float32 only once the training rows are chosen
+    x = np.empty((table.num_rows, len(FEATURE_COLUMNS)), dtype=np.int8)
+    for i, c in enumerate(FEATURE_COLUMNS):
+        x[:, i] = table.column(c).to_numpy()
     y = table.column("probability").to_numpy().astype(np.float32) * TARGET_SCALE
     node = table.column("node").to_numpy().astype(np.int64)
-    ply = (2 * x[:, 56] + x[:, 57]).astype(np.int64)
+    ply = 2 * x[:, 56].astype(np.int64) + x[:, 57].astype(np.int64)
     group = (x[:, 55].astype(np.int64) * 8 + ply) << 40 | node
     deck_id = str(table.column("deck_id")[0]) if "deck_id" in table.column_names else path.parent.name
     return _Table(path, deck_id, mode, x, y, group)
@@ -296,11 +300,13 @@ def fit_model(
         else:
             pick, w = priority_sample(w, params.max_rows, rng)
             x, y = x[pick], y[pick]
-    dtrain = xgb.DMatrix(x, label=y, weight=w, feature_names=_feature_names())
+    del xs, ys, ws
+    dtrain = xgb.DMatrix(x.astype(np.float32), label=y, weight=w, feature_names=_feature_names())
+    del x
     evals = [(dtrain, "train")]
     dval = None
     if vx:
-        x_val, y_val = np.concatenate(vx), np.concatenate(vy)
+        x_val, y_val = np.concatenate(vx).astype(np.float32), np.concatenate(vy)
         dval = xgb.DMatrix(x_val, label=y_val, feature_names=_feature_names())
         evals.append((dval, "validation"))
     history: dict = {}
