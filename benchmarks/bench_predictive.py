@@ -1,18 +1,22 @@
 """The CFR family on the poker games, the predictive variants beside CFR+ and DCFR (issue 26):
-exact exploitability (NashConv / 2, chips and mb/g) of the average strategy after N iterations,
-and seconds of solver time (measures excluded), one torch thread.
+exact exploitability (NashConv / 2, chips; mb/g with the game's big blind) of the average
+strategy against iterations and against solver seconds (measures excluded), one torch thread;
+OpenSpiel's C++ CFR+ (``pyspiel.CFRPlusSolver``) in the same run where it is installed.
 
-    python benchmarks/bench_predictive.py --games kuhn,leduc --iterations 1000 --csv results/predictive-cfr/leduc.csv
+    python benchmarks/bench_predictive.py --games kuhn,leduc,leduc5 --iterations 10000 \
+        --out results/predictive-cfr/curves
 
-Prints a Markdown table; ``--csv`` writes the rows too.
+Writes ``OUT/traces.csv`` (game, method, iteration, seconds, exploitability, nash_conv, mbg),
+``OUT/final.md`` (the last point of every curve, as a Markdown table, also printed) and
+``OUT/convergence.png`` (per game: exploitability against iterations and against seconds).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import platform
 import time
+from pathlib import Path
 
 import torch
 
@@ -25,47 +29,123 @@ from pasur.poker.solvers import CFRConfig
 METHODS = ("cfr+", "dcfr", "pcfr+", "pdcfr+", "sapcfr+")
 
 
+def checkpoints(n: int) -> list[int]:
+    """1, 2, 5, 10, 20, 50, ... up to ``n`` (and ``n``)."""
+    out, k = [], 1
+    while k < n:
+        out += [x for x in (k, 2 * k, 5 * k) if x < n]
+        k *= 10
+    return [*sorted(set(out)), n]
+
+
+def run_ours(game, engine, method: str, n: int) -> list[dict]:
+    solver = make_solver(engine, CFRConfig(method=method))
+    rows, spent, done = [], 0.0, 0
+    for c in checkpoints(n):
+        t0 = time.perf_counter()
+        solver.iterate(c - done)
+        spent += time.perf_counter() - t0
+        done = c
+        ev = evaluate(engine, solver.average_policy())
+        rows.append(_row(game, method, c, spent, ev.exploitability, ev.nash_conv))
+    return rows
+
+
+def run_openspiel(game, n: int) -> list[dict]:
+    import pyspiel
+
+    g = pyspiel.load_game(game.openspiel)
+    solver = pyspiel.CFRPlusSolver(g)
+    rows, spent, done = [], 0.0, 0
+    for c in checkpoints(n):
+        t0 = time.perf_counter()
+        for _ in range(c - done):
+            solver.evaluate_and_update_policy()
+        spent += time.perf_counter() - t0
+        done = c
+        expl = pyspiel.exploitability(g, solver.average_policy())
+        rows.append(_row(game, "openspiel cfr+ (C++)", c, spent, expl, 2 * expl))
+    return rows
+
+
+def _row(game, method, iteration, seconds, expl, nash_conv) -> dict:
+    return {
+        "game": game.name,
+        "method": method,
+        "iteration": iteration,
+        "seconds": round(seconds, 4),
+        "exploitability": expl,
+        "nash_conv": nash_conv,
+        "mbg": game.mbg(expl),
+    }
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    games = list(dict.fromkeys(r["game"] for r in rows))
+    fig, axes = plt.subplots(len(games), 2, figsize=(10, 3.4 * len(games)), squeeze=False)
+    for gi, g in enumerate(games):
+        for method in dict.fromkeys(r["method"] for r in rows if r["game"] == g):
+            pts = [r for r in rows if r["game"] == g and r["method"] == method]
+            y = [max(r["exploitability"], 1e-16) for r in pts]
+            axes[gi][0].loglog([r["iteration"] for r in pts], y, label=method)
+            axes[gi][1].loglog([max(r["seconds"], 1e-4) for r in pts], y, label=method)
+        axes[gi][0].set(title=f"{g}: against iterations", xlabel="iterations", ylabel="exploitability (chips)")
+        axes[gi][1].set(title=f"{g}: against solver seconds", xlabel="seconds")
+        axes[gi][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--games", default="kuhn,leduc")
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--iterations", type=int, default=1000)
-    ap.add_argument("--csv")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--no-openspiel", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(1)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
     rows = []
-    print("| game | method | iterations | exploitability (chips) | mb/g | solver seconds | s / iteration |")
-    print("|---|---|---|---|---|---|---|")
     for name in a.games.split(","):
         game = get_game(name)
         engine = Engine(game)
         for method in a.methods.split(","):
-            solver = make_solver(engine, CFRConfig(method=method))
-            t0 = time.perf_counter()
-            solver.iterate(a.iterations)
-            seconds = time.perf_counter() - t0
-            ev = evaluate(engine, solver.average_policy())
-            row = {
-                "game": name,
-                "method": method,
-                "iterations": a.iterations,
-                "exploitability": ev.exploitability,
-                "nash_conv": ev.nash_conv,
-                "mbg": game.mbg(ev.exploitability),
-                "seconds": round(seconds, 3),
-                "machine": f"{platform.processor() or platform.machine()}, torch {torch.__version__}",
-            }
-            rows.append(row)
-            print(
-                f"| {name} | {method} | {a.iterations} | {ev.exploitability:.3e} | {row['mbg']:.4f} | "
-                f"{seconds:.2f} | {seconds / a.iterations * 1e3:.2f} ms |",
-                flush=True,
-            )
-    if a.csv:
-        with open(a.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+            rows += run_ours(game, engine, method, a.iterations)
+            print(rows[-1], flush=True)
+        if not a.no_openspiel and game.openspiel:
+            try:
+                rows += run_openspiel(game, a.iterations)
+                print(rows[-1], flush=True)
+            except ImportError:
+                pass
+    with open(out / "traces.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    last = [
+        r
+        for i, r in enumerate(rows)
+        if i + 1 == len(rows) or rows[i + 1]["method"] != r["method"] or rows[i + 1]["game"] != r["game"]
+    ]
+    md = [
+        "| game | method | iterations | exploitability (chips) | mb/g | solver seconds | ms / iteration |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    md += [
+        f"| {r['game']} | {r['method']} | {r['iteration']} | {r['exploitability']:.3e} | {r['mbg']:.4g} | "
+        f"{r['seconds']:.2f} | {r['seconds'] / r['iteration'] * 1e3:.2f} |"
+        for r in last
+    ]
+    (out / "final.md").write_text("\n".join(md) + "\n")
+    print("\n".join(md))
+    plot(rows, out / "convergence.png")
 
 
 if __name__ == "__main__":
