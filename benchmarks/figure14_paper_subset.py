@@ -1,0 +1,42 @@
+"""Figure 14 beside the paper's recorded self-play, on some of a run's decks (issue 29): the
+decks done so far of a sweep still running, or the decks that were fresh for a pre-registered
+plan. Reads the run folder (``pasur experiment figure14 ... --out RUN``), writes
+``figure14-paper.csv`` / ``.md`` and ``summary.json`` into ``--out``.
+
+    python benchmarks/figure14_paper_subset.py --run runs/figure14-paper-100-v2 --paper MM.csv \\
+        --first 3 --out results/figure14-paper-100/fresh
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pasur.study.experiments import _deck_index, compare_with_paper, read_paper_results
+from pasur.study.sweep import read_records
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--run", required=True, help="the figure14 output folder (holding sweep/)")
+    ap.add_argument("--paper", required=True, help="the paper's MM.csv")
+    ap.add_argument("--first", type=int, default=0, help="only the paper's decks from this index on")
+    ap.add_argument("--last", type=int, default=10**9, help="only the paper's decks up to this index")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    run, out = Path(a.run), Path(a.out)
+    records = [
+        r
+        for r in read_records(run / "sweep")
+        if (k := _deck_index(r["deck_id"])) is not None and a.first <= k <= a.last
+    ]
+    out.mkdir(parents=True, exist_ok=True)
+    avg = compare_with_paper(records, read_paper_results(Path(a.paper)), run, write_to=out)
+    summary = {"run": str(run), "decks": [r["deck_id"] for r in records], "paper": avg}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print((out / "figure14-paper.md").read_text())
+
+
+if __name__ == "__main__":
+    main()
