@@ -142,3 +142,15 @@ def test_the_update_rules_and_their_defaults():
         kernel.predicted_regret(r, inst, "dcfr", 3, 1.5)
     with pytest.raises(PasurInputError, match="unknown method 'pcfr'"):
         CFRConfig(method="pcfr")
+
+
+def test_each_variant_converges_on_leduc():
+    """Stated bounds at 1,000 iterations on Leduc (measured: PCFR+ 7.1e-4, PDCFR+ 9.0e-4,
+    SAPCFR+ 1.9e-4; results/predictive-cfr), and at 10 iterations none is yet below 0.1."""
+    engine = Engine("leduc")
+    for method, bound in (("pcfr+", 8e-4), ("pdcfr+", 1e-3), ("sapcfr+", 2.5e-4)):
+        solver = make_solver(engine, CFRConfig(method=method))
+        solver.iterate(10)
+        assert evaluate(engine, solver.average_policy()).exploitability > 0.1
+        solver.iterate(990)
+        assert evaluate(engine, solver.average_policy()).exploitability < bound, method
