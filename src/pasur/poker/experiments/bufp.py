@@ -24,7 +24,7 @@ from pasur.poker.crossplay import best_reply, claim, winnings
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
 from pasur.poker.experiments.checkpoints import CHECKPOINTS, load_checkpoint, save_checkpoint
-from pasur.poker.fictitious import LABELS, FictitiousPlay
+from pasur.poker.fictitious import LABELS, FictitiousPlay, local_regret
 from pasur.poker.policy import TabularPolicy
 from pasur.poker.run import make_solver
 from pasur.poker.solvers import CFRConfig
@@ -32,6 +32,8 @@ from pasur.poker.total_exploitability import total_exploitability
 from pasur.poker.tree import CALL, RAISE
 
 FIGURE_METHODS = ("cfr", "bufp-x", "bufp-ef", "xfp")
+#: Figures 1 and 2 with BUFP as its authors' code runs it (issue 30, docs/bufp.md)
+AUTHORS_METHODS = (*FIGURE_METHODS, "bufp-authors", "bufp-authors-c10")
 TABLE_METHODS = ("cfr", "bufp-ef", "bufp-x")  # the paper's order
 
 SAVE_EVERY_S = 60.0
@@ -125,6 +127,8 @@ def measure(engine: Engine, policy: TabularPolicy) -> dict:
         "total_exploitability": te.total,
         "total_exploitability_max": te.max,
         "fallback_infosets": te.n_fallback,
+        # what the authors' code logs as ``loss`` (on Kuhn their number is twice this)
+        "local_regret": local_regret(engine, policy),
     }
 
 
@@ -213,10 +217,12 @@ def _plot(path: Path, traces: dict[str, list[dict]], panels: list[tuple[str, str
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.2), squeeze=False)
-    styles = {"cfr": ("-", "o"), "bufp-x": ("-", "s"), "bufp-ef": ("-", "^"), "xfp": ("--", "x")}
+    styles = {"cfr": ("-", "o"), "bufp-x": ("-", "s"), "bufp-ef": ("-", "^"), "xfp": ("--", "x"),
+              "bufp-authors": (":", "D"), "bufp-authors-c10": (":", "v")}  # fmt: skip
     for ax, (key, ylabel) in zip(axes[0], panels, strict=True):
         for m, rows in traces.items():
             ls, mk = styles.get(m, ("-", "."))
+            rows = [r for r in rows if key in r]
             ax.loglog([r["iteration"] for r in rows], [max(r[key], 1e-16) for r in rows], ls, marker=mk,
                       markersize=3, label=LABELS[m])  # fmt: skip
         ax.set_xlabel("iterations")
@@ -244,25 +250,28 @@ def _times(cks: dict[str, dict], started: float, load0: tuple) -> dict:
     }
 
 
-def _trace_experiment(run: ExperimentRun, stem: str, panels, title: str, intro: str) -> dict:
+def _trace_experiment(
+    run: ExperimentRun, stem: str, panels, title: str, intro: str, methods: tuple[str, ...] = FIGURE_METHODS
+) -> dict:
     started, load0 = time.perf_counter(), os.getloadavg()
-    cks = run_methods(run, FIGURE_METHODS)
+    cks = run_methods(run, methods)
     traces = {m: [r for r in ck["trace"] if r["iteration"] <= run.iterations] for m, ck in cks.items()}
-    rows = [r for m in FIGURE_METHODS for r in traces[m]]
+    rows = [r for m in methods for r in traces[m]]
     _write_csv(run.out / f"{stem}.csv", rows)
     _plot(run.out / f"{stem}.png", traces, panels, f"{title}: {run.game}")
     cols = [k for k, _ in panels]
     head = "| method | iterations | " + " | ".join(c.replace("_", " ") + " (chips)" for c in cols) + " |"
     lines = [f"### {title} on {run.game} ({run.iterations:,} iterations)", "", intro, "", head,
              "|" + "---|" * (2 + len(cols))]  # fmt: skip
-    for m in FIGURE_METHODS:
+    for m in methods:
         for r in _decades(traces[m]):
-            lines.append(f"| {LABELS[m]} | {r['iteration']:,} | " + " | ".join(f"{r[c]:.6g}" for c in cols) + " |")
+            cells = " | ".join(f"{r.get(c, math.nan):.6g}" for c in cols)
+            lines.append(f"| {LABELS[m]} | {r['iteration']:,} | {cells} |")
     times = _times(cks, started, load0)
     lines += ["", "Solver seconds: " + ", ".join(f"{LABELS[m]} {s:.1f}" for m, s in times["solver_seconds"].items())
               + f"; load average {load0[0]:.2f} at start, {times['load_average_end'][0]:.2f} at end."]  # fmt: skip
     write_text_atomic(run.out / f"{stem}.md", "\n".join(lines) + "\n")
-    final = {m: traces[m][-1] for m in FIGURE_METHODS}
+    final = {m: traces[m][-1] for m in methods}
     return {"game": run.game, "iterations": run.iterations, "final": final, **times}
 
 
@@ -295,6 +304,30 @@ def total(run: ExperimentRun) -> dict:
         "Total exploitability (Figure 2)",
         "Total exploitability: the gain of a best response in the subgame below each information set, given "
         "its beliefs, summed (and maximized) over every information set of both players (docs/bufp.md).",
+    )  # fmt: skip
+
+
+@experiment(
+    "bufp-authors",
+    "BUFP Figures 1 and 2 with BUFP as its authors' code runs it (issue 30): exploitability, total "
+    "exploitability and the authors' loss (local regret) of CFR, BUFP(X), BUFP(EF), XFP and the authors' BUFP.",
+    tables=("authors.md",),
+    outputs=("authors.png", "authors.csv", "authors.md", CHECKPOINTS),
+)
+def authors(run: ExperimentRun) -> dict:
+    return _trace_experiment(
+        run, "authors",
+        [("exploitability", "exploitability = NashConv / 2 (chips per game)"),
+         ("total_exploitability", "total exploitability, sum (chips)"),
+         ("local_regret", "the authors' loss: local regret, sum (chips)")],
+        "Figures 1 and 2 with the authors' BUFP",
+        "BUFP (authors' code) is `SPFP.py`'s update: every information set toward its local best response "
+        "(the best one-step deviation, the policy below), step 1/t; BUFP (authors' Kuhn script) adds "
+        "`SPFPKuhn.py`'s step of 10/t at player 0's first decision for hands whose best response checks. "
+        "Local regret: the sum over every information set of the counterfactual immediate regret, what their "
+        "code logs as `loss` (on Kuhn their number is twice ours). Exploitability = NashConv / 2, exact, in "
+        "chips per game; total exploitability as in docs/bufp.md.",
+        methods=AUTHORS_METHODS,
     )  # fmt: skip
 
 
