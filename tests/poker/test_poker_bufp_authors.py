@@ -137,3 +137,42 @@ def test_experiment_offers_the_authors_method(tmp_path):
     fp.iterate(1)
     first = next(r for r in rows if r["method"] == "bufp-authors" and r["iteration"] == "1")
     assert float(first["local_regret"]) == pytest.approx(local_regret(fp.engine, fp.policy), abs=1e-12)
+
+
+def test_bufp_convergence_offers_the_authors_method(tmp_path):
+    """``--methods`` adds the authors' BUFP to Figure 1 (and refuses unknown or repeated names
+    before any folder is made); its curve is the same run as ``bufp-authors``'s."""
+    from typer.testing import CliRunner
+
+    from pasur.cli import app
+
+    runner = CliRunner()
+    out = tmp_path / "f1"
+    r = runner.invoke(
+        app,
+        ["poker", "experiment", "bufp-convergence", "--game", "kuhn", "--iterations", "20",
+         "--methods", "cfr,bufp-authors", "--out", str(out), "--json"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    rows = (out / "exploitability.csv").read_text().splitlines()
+    assert {line.split(",")[0] for line in rows[1:]} == {"cfr", "bufp-authors"}
+    for bad in ("cfr,nope", "cfr,cfr", ""):
+        r = runner.invoke(
+            app,
+            [
+                "poker",
+                "experiment",
+                "bufp-convergence",
+                "--game",
+                "kuhn",
+                "--methods",
+                bad,
+                "--out",
+                str(tmp_path / "x"),
+            ],
+        )
+        assert r.exit_code == 2 and "--methods takes distinct names" in r.output and not (tmp_path / "x").exists()
+    r = runner.invoke(
+        app, ["poker", "experiment", "figure5", "--game", "kuhn", "--methods", "cfr", "--out", str(tmp_path / "y")]
+    )
+    assert r.exit_code == 2 and "--methods applies only to" in r.output

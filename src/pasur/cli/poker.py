@@ -459,6 +459,14 @@ def experiment(
         ),
     ] = None,
     device: DeviceOpt = None,
+    methods: Annotated[
+        str | None,
+        typer.Option(
+            "--methods",
+            help="bufp-convergence, bufp-total: the methods, comma-separated (default cfr,bufp-x,bufp-ef,xfp; "
+            "also bufp-authors, bufp-authors-c10: BUFP as its authors' code runs it).",
+        ),
+    ] = None,
     listing: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -480,7 +488,7 @@ def experiment(
         raise PasurInputError("give the game: --game NAME (see `pasur poker games`)")
     if out is None:
         raise PasurInputError("give the output folder: --out DIR")
-    options = {k: v for k, v in (("configs", configs), ("classes", classes)) if v is not None}
+    options = {k: v for k, v in (("configs", configs), ("classes", classes), ("methods", methods)) if v is not None}
     spec.check_options(options)  # refused here, before any folder is made
     _game(game)
     prepare_resumable_dir(out, list(spec.outputs))

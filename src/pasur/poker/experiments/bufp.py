@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from pasur.common.errors import PasurInputError
 from pasur.common.outputs import save_png, write_text_atomic
 from pasur.poker.crossplay import best_reply, claim, winnings
 from pasur.poker.engine import Engine
@@ -275,11 +276,25 @@ def _trace_experiment(
     return {"game": run.game, "iterations": run.iterations, "final": final, **times}
 
 
+def figure_methods(value: str | None) -> tuple[str, ...]:
+    """``--methods`` of Figures 1 and 2: a comma-separated list from :data:`AUTHORS_METHODS`
+    (default: the paper's four, :data:`FIGURE_METHODS`)."""
+    if value is None:
+        return FIGURE_METHODS
+    names = tuple(m.strip() for m in value.split(",") if m.strip())
+    unknown = [m for m in names if m not in AUTHORS_METHODS]
+    if unknown or not names or len(set(names)) != len(names):
+        raise PasurInputError(f"--methods takes distinct names from {', '.join(AUTHORS_METHODS)}, got {value!r}")
+    return names
+
+
 @experiment(
     "bufp-convergence",
-    "BUFP Figure 1: exploitability of CFR, BUFP(X), BUFP(EF), XFP against iterations (log axes).",
+    "BUFP Figure 1: exploitability of CFR, BUFP(X), BUFP(EF), XFP (--methods: also bufp-authors, "
+    "bufp-authors-c10) against iterations (log axes).",
     tables=("exploitability.md",),
     outputs=("exploitability.png", "exploitability.csv", "exploitability.md", CHECKPOINTS),
+    options={"methods": figure_methods},
 )
 def convergence(run: ExperimentRun) -> dict:
     return _trace_experiment(
@@ -287,6 +302,7 @@ def convergence(run: ExperimentRun) -> dict:
         "Exploitability (Figure 1)",
         "Exploitability = NashConv / 2 (OpenSpiel's), exact, in chips per game; BUFP(X) and XFP are the same "
         "algorithm in our reading (docs/bufp.md), computed by two code paths.",
+        figure_methods(run.options.get("methods")),
     )  # fmt: skip
 
 
@@ -295,6 +311,7 @@ def convergence(run: ExperimentRun) -> dict:
     "BUFP Figure 2: total exploitability (sum and max over information sets) against iterations.",
     tables=("total-exploitability.md",),
     outputs=("total-exploitability.png", "total-exploitability.csv", "total-exploitability.md", CHECKPOINTS),
+    options={"methods": figure_methods},
 )
 def total(run: ExperimentRun) -> dict:
     return _trace_experiment(
@@ -304,6 +321,7 @@ def total(run: ExperimentRun) -> dict:
         "Total exploitability (Figure 2)",
         "Total exploitability: the gain of a best response in the subgame below each information set, given "
         "its beliefs, summed (and maximized) over every information set of both players (docs/bufp.md).",
+        figure_methods(run.options.get("methods")),
     )  # fmt: skip
 
 
