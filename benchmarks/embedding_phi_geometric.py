@@ -352,31 +352,12 @@ class AdvisorRegretCFR(EmbeddingCFR):
     it is ``Phi (w r)`` less its mean under ``sigma(E)``, so every advisor's cumulative regret
     satisfies Blackwell's condition for its own regret matching."""
 
-    def _iterate(self) -> None:
-        e = self.engine
-        R = e.R
-        self.iteration += 1
-        dev, dt = e.device, e.dtype
-        acc_q = [[None] * len(e.levels[r]) for r in range(R)]
-        acc_w = [torch.zeros(self.n_rows[r], self.emb[r].m, dtype=dt, device=dev) for r in range(R)]
-        values = self._sweep(self.current, acc_q, acc_w)
-        self.value = float((values[0][0] * self.class_weight[0]).sum())
-        for r in range(R):
-            q = torch.zeros_like(self.regret[r])
-            for d, lv in enumerate(e.levels[r]):
-                if acc_q[r][d] is not None:
-                    child = e.levels[r][d + 1]
-                    q.index_add_(0, lv.row_lo * N_ACTIONS + child.child_slot, acc_q[r][d])
-            n = self.n_rows[r]
-            q3 = q.view(n, N_ACTIONS, -1)
-            mean = (self.current[r].view(n, N_ACTIONS, -1) * q3).sum(1, keepdim=True)
-            q3.sub_(mean * self.legal[r][:, :, None].to(dt))
-            self.regret[r].add_(q)
-            if self.average == "reach":
-                self.strategy_sum[r].addcmul_(acc_w[r].repeat_interleave(N_ACTIONS, 0), self.current[r])
-            else:
-                self.strategy_sum[r].add_(self.current[r])
-            self.current[r] = self._matching(r)
+    def _advisor_regret(self, r: int, q: torch.Tensor) -> torch.Tensor:
+        n = self.n_rows[r]
+        q3 = q.view(n, N_ACTIONS, -1)
+        mean = (self.current[r].view(n, N_ACTIONS, -1) * q3).sum(1, keepdim=True)
+        q3.sub_(mean * self.legal[r][:, :, None].to(q.dtype))
+        return q
 
 
 def main() -> None:

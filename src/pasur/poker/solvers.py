@@ -200,7 +200,7 @@ class CFRSolver(UpdatePasses):
         pass's instantaneous ones here."""
         c, t = self.config, self.iteration
         for r, reg in enumerate(self.regret):
-            mine = self._mine(r, players)
+            mine = self._masks[r]
             if c.method in PREDICTIVE:
                 new = kernel.predictive_update_(reg.clone(), self._inst[r], c.method, t, c.alpha)
                 reg.copy_(torch.where(mine, new, reg))
@@ -220,11 +220,12 @@ class CFRSolver(UpdatePasses):
         for r, (reg, legal) in enumerate(zip(self.regret, self.legal, strict=True)):
             explicit = kernel.predicted_regret(reg, self._inst[r], c.method, t, c.alpha)
             new = kernel.regret_matching(explicit, legal[:, :, None])
-            tables.append(torch.where(self._mine(r, players), new, self.current.tables[r]))
+            tables.append(torch.where(self._masks[r], new, self.current.tables[r]))
         self.current.tables = tables
         self._inst = None
 
     def _pass(self, players: tuple[int, ...]) -> None:
+        self._masks = [self._mine(r, players) for r in range(len(self.regret))]  # this pass's rows
         if self.config.method in PREDICTIVE:
             self._inst = [None] * len(self.regret)
         self._start_pass()

@@ -168,12 +168,17 @@ class EmbeddingCFR:
                 if acc_q[r][d] is not None:
                     child = e.levels[r][d + 1]
                     q.index_add_(0, lv.row_lo * N_ACTIONS + child.child_slot, acc_q[r][d])
-            self.regret[r].add_(q)
+            self.regret[r].add_(self._advisor_regret(r, q))
             if self.average == "reach":
                 self.strategy_sum[r].addcmul_(acc_w[r].repeat_interleave(N_ACTIONS, 0), self.current[r])
             else:
                 self.strategy_sum[r].add_(self.current[r])
             self.current[r] = self._matching(r)
+
+    def _advisor_regret(self, r: int, q: torch.Tensor) -> torch.Tensor:
+        """Round ``r``'s instantaneous advisor regrets from the embedded class regrets ``q`` (the
+        paper's rule: ``q`` itself); a subclass may take them otherwise."""
+        return q
 
     def best_response_values(self, tables: list[torch.Tensor] | None = None) -> tuple[float, float]:
         """Each player's best-response value (chips per game) against the other's strategy in
