@@ -64,6 +64,7 @@ from pasur.poker.embedding import baselines
 from pasur.poker.embedding.classes import ClassSpace
 from pasur.poker.embedding.kmeans import kmeans
 from pasur.poker.embedding.phi import Embedding
+from pasur.poker.embedding.soft_phi import centres, distances, soft_assignment
 from pasur.poker.embedding.solver import EmbeddingCFR
 from pasur.poker.embedding.tensors import rollout_shares
 from pasur.poker.engine import Engine
@@ -194,19 +195,6 @@ class Features:
 # ---------------------------------------------------------------- Phi constructions
 
 
-def centres_of(f: np.ndarray, b: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
-    mass = np.bincount(b, weights=w, minlength=k)
-    c = np.zeros((k, f.shape[1]))
-    np.add.at(c, b, f * w[:, None])
-    return c / mass[:, None]
-
-
-def dists(f: np.ndarray, c: np.ndarray, metric: str) -> np.ndarray:
-    x, y = torch.as_tensor(f, dtype=torch.float64), torch.as_tensor(c, dtype=torch.float64)
-    d = torch.cdist(x, y, p=1.0 if metric == "l1" else 2.0)
-    return (d if metric == "l1" else d.square()).numpy()
-
-
 def onehot(b: np.ndarray, k: int) -> np.ndarray:
     p = np.zeros((k, len(b)))
     p[b, np.arange(len(b))] = 1.0
@@ -289,9 +277,9 @@ def build_phi(fs: Features, variant: str, r: int) -> np.ndarray:
     a = mt["a"]
     if a == "hard":
         return onehot(b, k)
-    c = centres_of(f, b, w, k)
+    c = centres(f, b, w, k)
     if a == "near":
-        return onehot(dists(f, c, metric).argmin(1), k)
+        return onehot(distances(f, c, metric).argmin(1), k)
     if a == "lin":
         ceq = np.bincount(b, weights=w * fs.eq[r], minlength=k) / np.bincount(b, weights=w, minlength=k)
         return interp_1d(fs.eq[r], ceq)
@@ -314,7 +302,7 @@ def build_phi(fs: Features, variant: str, r: int) -> np.ndarray:
         for x in nb:
             np.add.at(p, (x, cols), al / 2)
         return p
-    d = dists(f, c, metric)
+    d = distances(f, c, metric)
     if a.startswith("idw"):
         kk = min(int(mt["k"]), k)
         idx = np.argsort(d, axis=1)[:, :kk]
@@ -327,6 +315,8 @@ def build_phi(fs: Features, variant: str, r: int) -> np.ndarray:
         np.put_along_axis(p.T, idx, wt, 1)
         return p
     tau = float(mt["tau"] or mt["em"])
+    if mt["em"] is None:
+        return soft_assignment(f, b, w, tau, metric)
     dbar = float((d.min(1) * w).sum() / w.sum())
 
     def assign(d):
@@ -336,11 +326,10 @@ def build_phi(fs: Features, variant: str, r: int) -> np.ndarray:
         return p / p.sum(1, keepdims=True)
 
     p = assign(d)
-    if mt["em"] is not None:  # soft k-means: centres the soft-weighted means, 10 rounds
-        for _ in range(10):
-            pw = p * w[:, None]
-            c = (pw.T @ f) / pw.sum(0)[:, None]
-            p = assign(dists(f, c, metric))
+    for _ in range(10):  # soft k-means: centres the soft-weighted means, 10 rounds
+        pw = p * w[:, None]
+        c = (pw.T @ f) / pw.sum(0)[:, None]
+        p = assign(distances(f, c, metric))
     return p.T
 
 

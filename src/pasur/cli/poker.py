@@ -458,13 +458,22 @@ def experiment(
             "classes of equal hand strength, 100 / 2,250 / 3,957 on numeral211).",
         ),
     ] = None,
+    phi: Annotated[
+        str | None,
+        typer.Option(
+            "--phi",
+            help="figure5: Embedding CFR's Phi, handnet (HandEbdNet's, the paper's; default) or BASELINE:softTAU, "
+            "a soft assignment around a baseline's buckets (e.g. krwemd-1:soft0.3; ehs-N or krwemd-N).",
+        ),
+    ] = None,
     device: DeviceOpt = None,
     methods: Annotated[
         str | None,
         typer.Option(
             "--methods",
             help="bufp-convergence, bufp-total: the methods, comma-separated (default cfr,bufp-x,bufp-ef,xfp; "
-            "also bufp-authors, bufp-authors-c10: BUFP as its authors' code runs it).",
+            "also bufp-authors, bufp-authors-c10: BUFP as its authors' code runs it); bufp-crossplay: the same "
+            "names (default cfr,bufp-ef,bufp-x; cfr and bufp-ef required).",
         ),
     ] = None,
     listing: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
@@ -488,7 +497,11 @@ def experiment(
         raise PasurInputError("give the game: --game NAME (see `pasur poker games`)")
     if out is None:
         raise PasurInputError("give the output folder: --out DIR")
-    options = {k: v for k, v in (("configs", configs), ("classes", classes), ("methods", methods)) if v is not None}
+    options = {
+        k: v
+        for k, v in (("configs", configs), ("classes", classes), ("phi", phi), ("methods", methods))
+        if v is not None
+    }
     spec.check_options(options)  # refused here, before any folder is made
     _game(game)
     prepare_resumable_dir(out, list(spec.outputs))
