@@ -50,6 +50,28 @@ def test_identity_phi_has_vanilla_cfr_iterates(tiny):
     assert exploitability(e, emb.average_policy()) == pytest.approx(exploitability(e, ref.average_policy()), abs=1e-9)
 
 
+@pytest.mark.parametrize(
+    ("method", "updates"),
+    [("cfr", "alternating"), ("cfr+", "alternating"), ("lcfr", "simultaneous"), ("dcfr", "alternating"),
+     ("dcfr", "simultaneous"), ("pcfr+", "alternating"), ("pdcfr+", "simultaneous"), ("sapcfr+", "alternating")],
+)  # fmt: skip
+def test_identity_phi_has_the_cores_iterates_for_every_method(tiny, method, updates):
+    """The lossless solver: Embedding CFR with an identity Phi and any of the kernel's methods and
+    update orders equals the core's CFRSolver with the same config, iterate by iterate."""
+    e, space = tiny
+    config = CFRConfig(method=method, updates=updates)
+    emb = EmbeddingCFR(e, [Embedding.identity(w) for w in _weights(e, space)], space=space, config=config)
+    ref = CFRSolver(e, CFRConfig(method=method, updates=updates), keying=abstraction(e, "iso,iso,iso"))
+    for _ in range(6):
+        emb.iterate()
+        ref.iterate()
+        for r in range(e.R):
+            assert (_probs(e, emb.current_policy(), r) - _probs(e, ref.current, r)).abs().max() < 1e-9, (method, r)
+    for r in range(e.R):  # the averages to 1e-8: the t^5 weights of PDCFR+ scale the iterates' rounding
+        assert (_probs(e, emb.average_policy(), r) - _probs(e, ref.average_policy(), r)).abs().max() < 1e-8
+    assert emb.exploitability() == pytest.approx(exploitability(e, ref.average_policy()), abs=1e-9)
+
+
 def test_one_hot_phi_is_cfr_on_the_abstraction():
     """A baseline's bucketing: Embedding CFR with its one-hot Phi equals the core's CFR on the
     core's keying of the same buckets (how Figure 5 runs the baselines, in class space). On four

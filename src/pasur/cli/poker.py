@@ -458,6 +458,10 @@ def experiment(
             "classes of equal hand strength, 100 / 2,250 / 3,957 on numeral211).",
         ),
     ] = None,
+    dtype: Annotated[
+        str | None,
+        typer.Option("--dtype", help="lossless: float32 (default; half the memory) or float64 (the core's iterates)."),
+    ] = None,
     phi: Annotated[
         str | None,
         typer.Option(
@@ -473,7 +477,8 @@ def experiment(
             "--methods",
             help="bufp-convergence, bufp-total: the methods, comma-separated (default cfr,bufp-x,bufp-ef,xfp; "
             "also bufp-authors, bufp-authors-c10: BUFP as its authors' code runs it); bufp-crossplay: the same "
-            "names (default cfr,bufp-ef,bufp-x; cfr and bufp-ef required).",
+            "names (default cfr,bufp-ef,bufp-x; cfr and bufp-ef required); lossless: CFR methods (default dcfr; "
+            "cfr, cfr+, lcfr, dcfr, pcfr+, pdcfr+, sapcfr+).",
         ),
     ] = None,
     listing: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
@@ -499,7 +504,7 @@ def experiment(
         raise PasurInputError("give the output folder: --out DIR")
     options = {
         k: v
-        for k, v in (("configs", configs), ("classes", classes), ("phi", phi), ("methods", methods))
+        for k, v in (("configs", configs), ("classes", classes), ("phi", phi), ("methods", methods), ("dtype", dtype))
         if v is not None
     }
     spec.check_options(options)  # refused here, before any folder is made

@@ -27,6 +27,13 @@ one-hot Phi those of CFR on the abstraction (the tests check both against
 :class:`pasur.poker.solvers.CFRSolver`). The same traversal with the best action in place of the
 strategy gives an exact best response (:meth:`EmbeddingCFR.exploitability`), equal to
 :mod:`pasur.poker.measures`' and several times faster.
+
+``config`` (a :class:`pasur.poker.solvers.CFRConfig`) picks the regret rule and the update order,
+the kernel's (:mod:`pasur.common.regret`): the paper's vanilla CFR with simultaneous updates by
+default; CFR+, Linear CFR, DCFR and the predictive variants, and alternating updates (one
+traversal per player: player 0's rows first, player 1's then see player 0's new strategy), each
+with the core's :class:`~pasur.poker.solvers.CFRSolver` iterates (tested on a small variant). With
+an identity Phi this is the lossless solver of a whole game (``pasur poker solve-lossless``).
 """
 
 from __future__ import annotations
@@ -35,17 +42,18 @@ import torch
 
 from pasur.common import regret as kernel
 from pasur.common.errors import PasurInputError
+from pasur.common.regret import PREDICTIVE
 from pasur.poker.embedding.classes import ClassSpace
 from pasur.poker.embedding.operators import RoundOperators
 from pasur.poker.embedding.phi import Embedding
-from pasur.poker.solvers import SNAP
+from pasur.poker.solvers import SNAP, CFRConfig, UpdatePasses
 from pasur.poker.tree import N_ACTIONS
 
 AVERAGES = ("reach", "uniform")
 
 
-class EmbeddingCFR:
-    """Vanilla CFR in advisor space on ``engine`` (suit-isomorphic boards, two private cards).
+class EmbeddingCFR(UpdatePasses):
+    """CFR in advisor space on ``engine`` (suit-isomorphic boards, two private cards).
 
     ``embeddings``: one :class:`Embedding` per round, over that round's classes. ``chunk``: classes
     of the last round processed together (memory about ``chunk x 2.2 KB`` per betting node level
@@ -60,6 +68,7 @@ class EmbeddingCFR:
         space: ClassSpace | None = None,
         chunk: int = 4096,
         average: str = "reach",
+        config: CFRConfig | None = None,
     ) -> None:
         if not engine.iso:
             raise PasurInputError("Embedding CFR runs on the suit-isomorphic engine (iso=True)")
@@ -74,6 +83,7 @@ class EmbeddingCFR:
                 raise PasurInputError(f"round {r + 1}: the embedding covers {emb.n} classes, the round has {rc.n}")
         self.emb = embeddings
         self.average = average
+        self.config = config or CFRConfig(method="cfr", updates="simultaneous")
         dev, dt = e.device, e.dtype
         self.ops = [RoundOperators(self.space, r, dev, dt) for r in range(e.R)]
         lt = lambda a: None if a is None else torch.as_tensor(a, dtype=torch.int64, device=dev)  # noqa: E731
@@ -83,6 +93,11 @@ class EmbeddingCFR:
         t = e.tree
         self.legal = [torch.as_tensor(t.legal[t.round_decisions[r]], device=dev) for r in range(e.R)]
         self.n_rows = [int(lg.shape[0]) for lg in self.legal]
+        #: the acting player of every (decision row, action), per round: alternating updates' masks
+        self.row_player = [
+            torch.as_tensor(t.actor[t.round_decisions[r]], device=dev).repeat_interleave(N_ACTIONS)[:, None]
+            for r in range(e.R)
+        ]
         self.regret = [
             torch.zeros(n * N_ACTIONS, emb.m, dtype=dt, device=dev)
             for n, emb in zip(self.n_rows, self.emb, strict=True)
@@ -131,10 +146,13 @@ class EmbeddingCFR:
         return AdvisorPolicy(self.engine, self.space, self.emb, [c.clone() for c in self.current])
 
     def state_dict(self) -> dict:
+        """Everything the next iterate depends on (the predictive variants' current strategy is
+        not a function of the regrets alone, so it is kept too)."""
         return {
             "iteration": self.iteration,
             "regret": [x.cpu() for x in self.regret],
             "strategy_sum": [x.cpu() for x in self.strategy_sum],
+            "current": [x.cpu() for x in self.current],
         }
 
     def load_state_dict(self, state: dict) -> None:
@@ -145,35 +163,58 @@ class EmbeddingCFR:
         self.regret = [x.to(device=self.engine.device, dtype=self.engine.dtype) for x in state["regret"]]
         self.strategy_sum = [x.to(device=self.engine.device, dtype=self.engine.dtype) for x in state["strategy_sum"]]
         self.iteration = int(state["iteration"])
-        self.current = [self._matching(r) for r in range(self.engine.R)]
+        if "current" in state:
+            self.current = [x.to(device=self.engine.device, dtype=self.engine.dtype) for x in state["current"]]
+        else:  # checkpoints before the predictive variants: the current strategy is the regrets'
+            self.current = [self._matching(r) for r in range(self.engine.R)]
 
     # ------------------------------------------------------------------ one iteration
 
-    def iterate(self, n: int = 1) -> None:
-        for _ in range(n):
-            self._iterate()
-
-    def _iterate(self) -> None:
+    def _pass(self, players: tuple[int, ...]) -> None:
+        """One traversal under the current strategies; the rows ``players`` act at take its
+        regrets, average-strategy weight and new strategy (:class:`UpdatePasses` numbers the
+        iterations and orders the passes)."""
         e = self.engine
         R = e.R
-        self.iteration += 1
+        c, t = self.config, self.iteration
         dev, dt = e.device, e.dtype
         acc_q = [[None] * len(e.levels[r]) for r in range(R)]  # embedded regrets per level's child edges
         acc_w = [torch.zeros(self.n_rows[r], self.emb[r].m, dtype=dt, device=dev) for r in range(R)]
         values = self._sweep(self.current, acc_q, acc_w)
         self.value = float((values[0][0] * self.class_weight[0]).sum())
+        weight = kernel.average_weight(c.method, t, c.gamma)
         for r in range(R):
             q = torch.zeros_like(self.regret[r])
             for d, lv in enumerate(e.levels[r]):
                 if acc_q[r][d] is not None:
                     child = e.levels[r][d + 1]
                     q.index_add_(0, lv.row_lo * N_ACTIONS + child.child_slot, acc_q[r][d])
-            self.regret[r].add_(self._advisor_regret(r, q))
+            inst = self._advisor_regret(r, q)
+            mine = None if len(players) == 2 else self.row_player[r] == players[0]  # [rows * A, 1]
+            if mine is not None:
+                inst.mul_(mine.to(dt))
             if self.average == "reach":
-                self.strategy_sum[r].addcmul_(acc_w[r].repeat_interleave(N_ACTIONS, 0), self.current[r])
+                w = acc_w[r].repeat_interleave(N_ACTIONS, 0)
+                self.strategy_sum[r].addcmul_(w if mine is None else w * mine.to(dt), self.current[r], value=weight)
             else:
-                self.strategy_sum[r].add_(self.current[r])
-            self.current[r] = self._matching(r)
+                self.strategy_sum[r].add_(self.current[r] if mine is None else self.current[r] * mine.to(dt))
+            self._update(r, inst, mine, t)
+
+    def _update(self, r: int, inst: torch.Tensor, mine: torch.Tensor | None, t: int) -> None:
+        """Round ``r``'s regrets and strategy after iteration ``t`` (the rows of ``mine`` only)."""
+        c = self.config
+        reg = self.regret[r]
+        if c.method in PREDICTIVE:
+            new = kernel.predictive_update_(reg.clone(), inst, c.method, t, c.alpha)
+            reg.copy_(new if mine is None else torch.where(mine, new, reg))
+            explicit = kernel.predicted_regret(reg, inst, c.method, t, c.alpha)
+            n = self.n_rows[r]
+            nxt = kernel.regret_matching(explicit.view(n, N_ACTIONS, -1), self.legal[r][:, :, None]).reshape(reg.shape)
+        else:
+            reg.add_(inst)
+            kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mine)
+            nxt = self._matching(r)
+        self.current[r] = nxt if mine is None else torch.where(mine, nxt, self.current[r])
 
     def _advisor_regret(self, r: int, q: torch.Tensor) -> torch.Tensor:
         """Round ``r``'s instantaneous advisor regrets from the embedded class regrets ``q`` (the

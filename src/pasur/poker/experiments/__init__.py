@@ -21,7 +21,7 @@ from pasur.common.registry import Experiment, Registry
 __all__ = ["MODULES", "REGISTRY", "Experiment", "ExperimentRun", "experiment", "get", "names"]
 
 #: the modules that define experiments (imported on first use)
-MODULES: tuple[str, ...] = ("bufp", "figure5")
+MODULES: tuple[str, ...] = ("bufp", "figure5", "lossless")
 
 
 @dataclass(frozen=True)
