@@ -1,7 +1,10 @@
 """The predictive CFR variants (PCFR+, PDCFR+, SAPCFR+; issue 26) against a plain scalar
 transcription of their published updates (as the PDCFR+ authors' code runs them: alternating
 updates, the traverser's infosets updated after its traversal), on OpenSpiel's games,
-iterate by iterate; the two poker backends against each other; convergence on Kuhn."""
+iterate by iterate; the two poker backends against each other; convergence on Kuhn.
+
+A transcription shares our reading of the rules; ``test_predictive_published.py`` checks the
+exploitability on Leduc against numbers the authors' own code produced instead."""
 
 from __future__ import annotations
 
@@ -66,12 +69,21 @@ def scalar_run(game, method: str, iterations: int):
                 if s.player == i:
                     s.inst[:], s.reach = 0.0, 0.0
             walk(game.new_initial_state(), i, 1.0, 1.0)
+            # the traverser's infosets, after its traversal (rpSebastian/PDCFRPlus cfr.py
+            # iteration/update_state: update_regret, cumulate_policy, update_current_policy)
             for s in sets.values():
                 if s.player != i:
                     continue
+                # the implicit regrets, floored: PCFR+ max(R + r, 0) (pcfr_plus.py update_regret);
+                # PDCFR+ max(R d_t + r, 0), d_t = (t-1)^a / ((t-1)^a + 1) (pdcfr_plus.py weight(T))
                 d = (t - 1) ** alpha / ((t - 1) ** alpha + 1) if method == "pdcfr+" else 1.0
                 s.regret = np.maximum(s.regret * d + s.inst, 0.0)
+                # the average: weights t^gamma, as cum (t-1)^g / t^g + reach sigma (cfr.py cumulate_policy)
                 s.cum = s.cum * ((t - 1) / t) ** gamma + s.reach * s.policy
+                # the next strategy from the explicit regrets, the prediction being this
+                # iteration's instantaneous regret r: [R + r]^+ (pcfr_plus.py
+                # update_current_policy), [R d_{t+1} + r]^+ (pdcfr_plus.py), [R + r / 3]^+ (SAPCFR+,
+                # Meng et al. 2025: the prediction's step 1 / (1 + 2))
                 if method == "pcfr+":
                     s.policy = _matched(s.regret + s.inst, s)
                 elif method == "sapcfr+":
