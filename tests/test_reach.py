@@ -107,6 +107,20 @@ def test_play_weights_of_a_tables_rows(tmp_path):
     direct = torch.cat(edge_play_weights(tree, res.strategy)).numpy()
     assert np.allclose(w, direct / direct.mean() + PLAY_WEIGHT_FLOOR, rtol=1e-5)
 
+    # the caller's tree (a sweep's, with infosets) gives the same weights as the rebuilt one, and
+    # the same model; another deck's or mode's tree is refused
+    assert np.array_equal(play_row_weights(path, tree), w)
+    with pytest.raises(PasurInputError, match="not this table's deck"):
+        play_row_weights(path, build_tree(GameState.initial(Deck.from_seed(37)), "compact", infosets=False))
+    with pytest.raises(PasurInputError, match="not this table's deck"):
+        play_row_weights(path, build_tree(deal, "paper", infosets=False))
+
+    params = ModelParams(rounds=4, max_depth=4, row_weights="play", max_rows=rows // 2)
+    model = fit_model([path], params)
+    again = fit_model([path], params, trees={path: tree})
+    x = np.random.default_rng(0).integers(-1, 3, size=(64, 58)).astype(np.float32)
+    assert np.array_equal(model.predict(x), again.predict(x))
+    assert model.card["validation"]["rmse"] == again.card["validation"]["rmse"]
     model = fit_model([path], ModelParams(rounds=4, max_depth=4, row_weights="play"))
     assert model.card["parameters"]["row_weights"] == "play"
     v = model.card["validation"]

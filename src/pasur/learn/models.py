@@ -131,11 +131,13 @@ ROW_WEIGHTS = ("uniform", "play")
 PLAY_WEIGHT_FLOOR = 0.01
 
 
-def play_row_weights(path: Path) -> np.ndarray:
+def play_row_weights(path: Path, tree=None) -> np.ndarray:
     """Per row of a whole-game strategy table (in file order): the reach of its decision, averaged
     over the matchups its model plays (against the random agent, as either player, and against
     itself; :func:`pasur.play.reach.edge_play_weights`), scaled so that the mean row weighs 1,
-    plus :data:`PLAY_WEIGHT_FLOOR`. Builds the table's tree from the deck it names."""
+    plus :data:`PLAY_WEIGHT_FLOOR`. Builds the table's tree from the deck it names, unless the
+    caller has it (``tree``: the same deck and tree mode; a sweep's, which saves a second tree of
+    the tail's decks in memory)."""
     import pyarrow.parquet as pq
 
     from pasur.game.cards import parse_deck
@@ -148,7 +150,10 @@ def play_row_weights(path: Path) -> np.ndarray:
     if meta.get(b"pasur.start", b"").decode() != "0.0":
         raise PasurInputError(f"{path}: play weights need the table of a whole game (this one starts mid-game)")
     deck = parse_deck(meta.get(b"pasur.deck", b"").decode())
-    tree = build_tree(GameState.initial(deck), meta[b"pasur.tree"].decode(), infosets=False)
+    if tree is None:
+        tree = build_tree(GameState.initial(deck), meta[b"pasur.tree"].decode(), infosets=False)
+    elif tree.mode != meta[b"pasur.tree"].decode() or tree.start != GameState.initial(deck):
+        raise PasurInputError(f"{path}: the tree given is not this table's deck and tree mode")
     w = torch.cat(edge_play_weights(tree, read_strategy_table(path, tree))).numpy()
     return (w / w.mean() + PLAY_WEIGHT_FLOOR).astype(np.float32)
 
@@ -194,7 +199,8 @@ def read_training_table(path: Path) -> _Table:
         missing = [c for c in (*FEATURE_COLUMNS, "probability", "node", "deck_id") if c not in schema.names]
         if missing:
             raise PasurInputError(f"{path}: not a pasur strategy table (no column {missing[0]!r})")
-        table = pq.read_table(path, columns=[*FEATURE_COLUMNS, "probability", "node", "deck_id"])
+        pf = pq.ParquetFile(path)
+        table = pf.read(columns=["probability", "node", "deck_id"])
     except (pa.ArrowInvalid, OSError) as e:
         raise PasurInputError(f"{path}: not a readable Parquet strategy table ({e})") from None
     meta = schema.metadata or {}
@@ -206,14 +212,33 @@ def read_training_table(path: Path) -> _Table:
     # int8 as stored (a quarter of float32's memory: tables of the tail hold 20 M rows and more);
     # rows become float32 only once the training rows are chosen
     x = np.empty((table.num_rows, len(FEATURE_COLUMNS)), dtype=np.int8)
-    for i, c in enumerate(FEATURE_COLUMNS):
-        x[:, i] = table.column(c).to_numpy()
+    for i, c in enumerate(FEATURE_COLUMNS):  # a column at a time: never the whole table decoded at once
+        x[:, i] = pf.read(columns=[c]).column(c).to_numpy()
     y = table.column("probability").to_numpy().astype(np.float32) * TARGET_SCALE
     node = table.column("node").to_numpy().astype(np.int64)
     ply = 2 * x[:, 56].astype(np.int64) + x[:, 57].astype(np.int64)
     group = (x[:, 55].astype(np.int64) * 8 + ply) << 40 | node
     deck_id = str(table.column("deck_id")[0]) if "deck_id" in table.column_names else path.parent.name
     return _Table(path, deck_id, mode, x, y, group)
+
+
+def _gather_rows(train: list, keeps: list, sizes: list[int], pick: np.ndarray | None) -> tuple:
+    """The training rows (features int8, targets) of every table in order, or those at positions
+    ``pick`` (sorted) among them: each table's rows are copied once, only the rows chosen."""
+    xs, ys = [], []
+    lo = 0
+    for t, keep, n in zip(train, keeps, sizes, strict=True):
+        if pick is None:
+            rows = keep
+        else:
+            mine = pick[(pick >= lo) & (pick < lo + n)] - lo
+            rows = mine if keep is None else keep[mine]
+        xs.append(t.x if rows is None else t.x[rows])
+        ys.append(t.y if rows is None else t.y[rows])
+        lo += n
+    if len(xs) == 1:
+        return xs[0], ys[0]
+    return np.concatenate(xs), np.concatenate(ys)
 
 
 def _split_groups(group: np.ndarray, fraction: float, seed: int) -> np.ndarray:
@@ -245,10 +270,12 @@ def fit_model(
     params: ModelParams | None = None,
     device: str | torch.device = "cpu",
     validation_tables: list[Path] | None = None,
+    trees: dict | None = None,
 ) -> StrategyModel:
     """Fit a model to the strategy ``tables``. Without ``validation_tables`` a seeded share of
     decision points is held out of each table; with them, the model trains on every row of
-    ``tables`` and is judged on the unseen decks."""
+    ``tables`` and is judged on the unseen decks. ``trees``: a table's game tree by its path, when
+    the caller holds it (play weights then need no second tree)."""
     import xgboost as xgb
 
     params = (params or ModelParams()).check()
@@ -267,15 +294,16 @@ def fit_model(
     ids = [t.deck_id for t in train]
     if set(ids) & {t.deck_id for t in valid}:
         raise PasurInputError("a validation deck is also a training deck; validation decks must be unseen")
-    xs, ys, ws, vx, vy, vg, vdeck, vw = [], [], [], [], [], [], [], []
+    # the training rows of each table stay where they are (index arrays, not copies) until the
+    # rows to train on are chosen: a tail deck's table is GBs, and only max_rows of it are used
+    keeps, ws, vx, vy, vg, vdeck, vw = [], [], [], [], [], [], []
     for t in train:
         held = _split_groups(t.group, params.validation_fraction, params.sample_seed) if not valid else None
-        keep = slice(None) if held is None else ~held
-        xs.append(t.x[keep])
-        ys.append(t.y[keep])
-        weights = play_row_weights(t.path) if params.row_weights == "play" else None
+        keeps.append(None if held is None else np.flatnonzero(~held))
+        tree = (trees or {}).get(Path(t.path))
+        weights = play_row_weights(t.path, tree) if params.row_weights == "play" else None
         if weights is not None:
-            ws.append(weights[keep])
+            ws.append(weights if held is None else weights[keeps[-1]])
         if held is not None and held.any():
             vx.append(t.x[held])
             vy.append(t.y[held])
@@ -283,24 +311,26 @@ def fit_model(
             vdeck.append(np.full(int(held.sum()), len(vdeck)))
             if weights is not None:
                 vw.append(weights[held])
+        t.group = None
     for t in valid:
         vx.append(t.x)
         vy.append(t.y)
         vg.append(t.group)
         vdeck.append(np.full(t.y.shape[0], len(vdeck)))
-    x, y = np.concatenate(xs), np.concatenate(ys)
-    w = np.concatenate(ws) if ws else None
-    rows_available = int(y.shape[0])
+    sizes = [t.y.shape[0] if k is None else k.shape[0] for t, k in zip(train, keeps, strict=True)]
+    rows_available = int(sum(sizes))
+    w = (ws[0] if len(ws) == 1 else np.concatenate(ws)) if ws else None
+    pick = None  # positions among the training rows of every table, in order
     if params.max_rows is not None and rows_available > params.max_rows:
         rng = np.random.default_rng(params.sample_seed)
         if w is None:
             pick = rng.choice(rows_available, params.max_rows, replace=False)
             pick.sort()
-            x, y = x[pick], y[pick]
         else:
             pick, w = priority_sample(w, params.max_rows, rng)
-            x, y = x[pick], y[pick]
-    del xs, ys, ws
+    x, y = _gather_rows(train, keeps, sizes, pick)
+    for t in train:
+        t.x = None
     dtrain = xgb.DMatrix(x.astype(np.float32), label=y, weight=w, feature_names=_feature_names())
     del x
     evals = [(dtrain, "train")]

@@ -177,7 +177,8 @@ def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None
         from pasur.learn.models import ModelParams, fit_model, save_model
 
         t2 = time.perf_counter()
-        model = fit_model([folder / "strategy.parquet"], ModelParams.from_dict(job.model_params), device=dev)
+        table = folder / "strategy.parquet"
+        model = fit_model([table], ModelParams.from_dict(job.model_params), device=dev, trees={table: tree})
         save_model(model, folder / "model.ubj")
         rec["fit_seconds"] = time.perf_counter() - t2
         rec["model_rmse"] = model.card["validation"]["rmse"]
