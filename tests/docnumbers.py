@@ -19,6 +19,7 @@ A marker is an HTML comment on the line right before a table's header row:
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 import re
@@ -27,7 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DOCS = ["docs/experiments.md", "docs/hidden.md", "docs/bufp.md", "docs/embedding-cfr.md", "docs/benchmarks.md"]
+DOCS = [
+    "docs/experiments.md",
+    "docs/hidden.md",
+    "docs/bufp.md",
+    "docs/embedding-cfr.md",
+    "docs/benchmarks.md",
+    "docs/ratings.md",
+]
 MARKER = re.compile(r"^\s*<!--\s*numbers:\s*(.*?)\s*-->\s*$")
 DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
 # A number as the docs write it: sign, thousands commas, decimals, exponent; not inside a word
@@ -307,9 +315,174 @@ def view_figure15(paths: list[Path], table: Table) -> Rows:
     return rows
 
 
+#: the BUFP paper's evidence per claim of docs/bufp.md's "Verdicts": the numbers that column
+#: writes, in order (sections, figures and tables named, and the paper's values, mb/h = mb/g)
+BUFP_EVIDENCE = {
+    "C1.": [5.1, 1],
+    "C2.": [5.1, 1],
+    "C3.": [5.1, 1],
+    "C4.": [5.2, 2],
+    "C5.": [4.1, 5.2],
+    "C6.": [5.2, 100000, 5.15, 5.33, 3.16],  # CFR, BUFP(EF), BUFP(X) after 100,000 iterations
+    "C7.": [1, 2, 53.57, 25.25, 52.87],  # player 1's drop with CFR, with BUFP(EF); % recovered
+    "C8.": [1, 2, 33.94, 48.94, 44.20],  # player 2's gain with CFR, with BUFP(EF); % more
+    "C9.": [5.2, 48.53, 52.57, 48.09],  # the mean; CFR's drop recomputed from its tables; the mean then
+    "C10.": [6],
+}
+#: the paper's three strategies, the opponents every Table average is taken over
+BUFP_THREE = ("cfr", "bufp-ef", "bufp-x")
+
+
+def _crossplay_claim(cells: dict, table: str, method: str) -> dict[str, float]:
+    """The paper's comparison of ``method`` with CFR from Table 1 to ``table`` (``"2"`` forced
+    check, ``"2b"`` forced bet), every average taken over the paper's three opponents (so that
+    adding a method does not move the others' averages): player 1's drop, player 2's gain, %."""
+
+    def row(t: str, a: str) -> float:
+        return sum(cells[(t, a, b)] for b in BUFP_THREE) / len(BUFP_THREE)
+
+    def col(t: str, b: str) -> float:
+        return sum(cells[(t, a, b)] for a in BUFP_THREE) / len(BUFP_THREE)
+
+    drop = {m: row("1", m) - row(table, m) for m in ("cfr", method)}
+    gain = {m: col("1", m) - col(table, m) for m in ("cfr", method)}
+    rec = 100 * (drop["cfr"] - drop[method]) / drop["cfr"]
+    more = 100 * (gain[method] - gain["cfr"]) / gain["cfr"]
+    return {"drop_cfr": drop["cfr"], "drop": drop[method], "recovered": rec,
+            "gain_cfr": gain["cfr"], "gain": gain[method], "more": more, "mean": (rec + more) / 2}  # fmt: skip
+
+
+def view_bufp_verdicts(paths: list[Path], table: Table) -> Rows:
+    """docs/bufp.md, "Verdicts": each claim of the BUFP paper in exploitability (ours) and in the
+    authors' loss (local regret), from the traces of Figures 1 and 2 with the authors' method
+    (Kuhn, Leduc: ``authors.csv``), their chance-sampled CFR (a README table), and leduc5 at
+    100,000 iterations with the authors' method (its trace, Tables 1 and 2's cells, the summary).
+    Rows are keyed by the claim's number ("C1."); each cell lists its numbers in the doc's order."""
+    k = _bufp_game([p for p in paths if p.name == "authors.csv"], "kuhn")
+    lc = _bufp_game([p for p in paths if p.name == "authors.csv"], "leduc")
+    (l5,) = [bufp_trace(p) for p in paths if p.name == "exploitability.csv"]
+    (readme,) = [p for p in paths if p.name == "README.md"]
+    sampled = {plain(r[0]): [value(x) for x in numbers(" ".join(r[1:]))] for h, rs in md_tables(readme.read_text())
+               for r in rs if plain(h[0]) == "iteration"}  # fmt: skip
+    (cs,) = [p for p in paths if p.name == "crossplay.csv"]
+    cells = {(r["table"], r["p1"], r["p2"]): float(r["mbg"]) for r in read_csv(cs)}
+    (sj,) = [p for p in paths if p.suffix == ".json"]
+    summary = json.loads(sj.read_text(encoding="utf-8"))
+    A, X, EF, C = "bufp-authors", "bufp-x", "bufp-ef", "cfr"
+    E, L, T, MX = "exploitability", "local_regret", "total_exploitability", "total_exploitability_max"
+    N5 = summary["iterations"]
+
+    def lowest(trace, m, key):
+        it = min(trace[m], key=lambda i: trace[m][i][key])
+        return [trace[m][it][key], it]
+
+    def last_rise(trace, m, key):
+        its = sorted(trace[m])
+        return max(b for a, b in itertools.pairwise(its) if trace[m][b][key] > trace[m][a][key])
+
+    def below_from(trace, m, other, key):
+        """The first iteration from which ``m`` stays below ``other``."""
+        its = sorted(trace[m])
+        above = [i for i in its if trace[m][i][key] >= trace[other][i][key]]
+        return its[its.index(above[-1]) + 1] if above else its[0]
+
+    def fall(trace, m, key):
+        return 100 * (1 - trace[m][10000][key] / trace[m][1000][key])
+
+    def slope(trace, m, key):
+        return math.log10(trace[m][1000][key] / trace[m][10000][key])
+
+    def at(trace, it, key, *ms):
+        return [trace[m][it][key] for m in ms]
+
+    later = [v[MX] for i, v in lc[EF].items() if i >= 100]
+    f = {t: {m: _crossplay_claim(cells, t, m) for m in (EF, A)} for t in ("2", "2b")}
+    ours, theirs = "our measure (exploitability)", "the authors' measure (their loss = local regret)"
+    rows: Rows = {
+        "C1.": {
+            ours: [10000, *at(k, 10000, E, C, X, A), *at(lc, 10000, E, C, X, A), 1000, sampled["1,000"][0],
+                   k[A][1000][E]],
+            theirs: [10000, *at(k, 10000, L, C, X, A), *at(lc, 10000, L, C, X, A), below_from(lc, A, C, L), 1000,
+                     sampled["1,000"][1], k[A][1000][L]],
+        },
+        "C2.": {
+            ours: [below_from(lc, X, EF, E), *at(lc, 10000, E, X, EF), 10000, 10000, *at(k, 10000, E, X, EF)],
+            theirs: [*at(lc, 10000, L, X, EF), 10000, 10000, *at(k, 10000, L, X, EF)],
+        },
+        "C3.": {
+            ours: [*lowest(lc, EF, E), lc[EF][10000][E], 10000, last_rise(k, EF, E)],
+            theirs: [*lowest(lc, EF, L), lc[EF][10000][L], 10000, last_rise(k, EF, L)],
+        },
+        "C4.": {
+            ours: [lc[EF][1][T], lc[C][1][T], 10000, *at(lc, 10000, T, EF, C, X, A), 1000, 10000,
+                   *(fall(lc, m, T) for m in (EF, C, X, A)), 10000, *at(k, 10000, T, C, EF)],
+            theirs: [10000, *at(lc, 10000, L, EF, C, X, A), 1000, 10000, *(fall(lc, m, L) for m in (EF, C, X, A))],
+        },
+        "C5.": {
+            ours: [10000, *at(lc, 10000, MX, C, X, EF), min(later), max(later), 100, lc[A][10000][MX], N5,
+                   *at(l5, N5, MX, C, X, EF, A)],
+            theirs: [10000, lc[C][10000][L], lc[C][1000][L], 1000, lc[EF][10000][L], *lowest(lc, EF, L), N5,
+                     *at(l5, N5, L, C, EF, A)],
+        },
+        "C6.": {
+            ours: [N5, *(summary["exploitability_mbg"][m] for m in (C, EF, X, A))],
+            theirs: [*(summary["local_regret"][m] for m in (C, EF, X, A))],
+        },
+        "C7.": {
+            ours: [N5, f["2"][EF]["drop_cfr"], f["2"][EF]["drop"], f["2b"][EF]["drop_cfr"], f["2b"][EF]["drop"],
+                   f["2b"][EF]["recovered"]],
+            theirs: [f["2"][A]["drop"], f["2b"][A]["drop"], f["2b"][A]["recovered"]],
+        },
+        "C8.": {
+            ours: [N5, f["2"][EF]["gain_cfr"], f["2"][EF]["gain"], f["2b"][EF]["gain_cfr"], f["2b"][EF]["gain"],
+                   f["2b"][EF]["more"]],
+            theirs: [f["2"][A]["gain"], f["2b"][A]["gain"], f["2b"][A]["more"]],
+        },
+        "C9.": {ours: [N5, f["2b"][EF]["mean"]], theirs: [f["2b"][A]["mean"]]},
+        "C10.": {
+            ours: [1000, 10000, slope(lc, C, E), slope(lc, X, E), 10000, lc[X][10000][E] / lc[C][10000][E],
+                   k[X][10000][E] / k[C][10000][E]],
+            theirs: [10000, *at(lc, 10000, L, X, C), slope(lc, X, L), slope(lc, C, L), N5, *at(l5, N5, L, X, C),
+                     k[X][10000][L] / k[C][10000][L]],
+        },
+    }  # fmt: skip
+    for key, r in rows.items():
+        r |= {"the paper's evidence": BUFP_EVIDENCE[key], "claim": [], "verdict": []}
+    return rows
+
+
+def view_bufp_crossplay(paths: list[Path], table: Table) -> Rows:
+    """Tables 1, 2 and 2b with more strategies than the paper's (``crossplay.csv``, ``summary.json``
+    of ``bufp-crossplay --methods``): each strategy's measures and its row (player 1) and column
+    (player 2) averages over the paper's three opponents, so that the paper's three keep the
+    averages they have without the added strategy."""
+    (cs,) = [p for p in paths if p.suffix == ".csv"]
+    (sj,) = [p for p in paths if p.suffix == ".json"]
+    cells = {(r["table"], r["p1"], r["p2"]): float(r["mbg"]) for r in read_csv(cs)}
+    summary = json.loads(sj.read_text(encoding="utf-8"))
+    labels = {"cfr": "CFR", "bufp-ef": "BUFP(EF)", "bufp-x": "BUFP(X)", "bufp-authors": "BUFP (authors' code)"}
+    methods = [m for m in summary["exploitability_mbg"] if m in labels]
+
+    def avg(t: str, m: str, as_p1: bool) -> float:
+        pairs = [(m, o) if as_p1 else (o, m) for o in BUFP_THREE]
+        return sum(cells[(t, a, b)] for a, b in pairs) / len(pairs)
+
+    rows: Rows = {
+        "exploitability, mb/g": {labels[m]: summary["exploitability_mbg"][m] for m in methods},
+        "total exploitability, chips, sum": {labels[m]: summary["total_exploitability"][m] for m in methods},
+        "local regret (the authors' loss), chips": {labels[m]: summary["local_regret"][m] for m in methods},
+    }
+    for t, name in (("1", "Table 1"), ("2", "Table 2, forced check"), ("2b", "Table 2b, forced bet (ours)")):
+        rows[f"{name}: row average, P1"] = {labels[m]: avg(t, m, True) for m in methods}
+        rows[f"{name}: column average, P2"] = {labels[m]: avg(t, m, False) for m in methods}
+    return rows
+
+
 VIEWS: dict[str, Callable[[list[Path], Table], Rows]] = {
+    "bufp-crossplay": view_bufp_crossplay,
     "bufp-figure1": view_bufp_figure1,
     "bufp-figure2": view_bufp_figure2,
+    "bufp-verdicts": view_bufp_verdicts,
     "boundary-rmse": view_boundary_rmse,
     "es-vs-dcfr": view_es_vs_dcfr,
     "figure15": view_figure15,

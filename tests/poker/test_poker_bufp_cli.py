@@ -102,6 +102,30 @@ def test_crossplay_tables_and_resume(out):
     assert r.exit_code == 2 and "holds runs of kuhn" in r.output, r.output
 
 
+def test_crossplay_takes_the_authors_method(tmp_path):
+    """``bufp-crossplay --methods`` adds the authors' BUFP to Tables 1, 2 and 2b (issue 30): its
+    cells equal OpenSpiel's tree walked state by state, its local regret (the authors' loss) is
+    listed, and a list without CFR and BUFP(EF) (the paper's comparison) is refused."""
+    methods = ("cfr", "bufp-ef", "bufp-authors")
+    args = ("--game", "kuhn", "--iterations", str(ITERATIONS), "--methods", ",".join(methods))
+    r = run("bufp-crossplay", *args, "--out", str(tmp_path / "t"), "--json")
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)
+    engine = Engine("kuhn")
+    pols = {m: _policy(engine, m) for m in methods}
+    for key, forced in (("table1", None), ("table2", 0), ("table2b", 1)):
+        assert set(summary[key]["cells"]) == set(methods)
+        for a in methods:
+            for b in methods:
+                mb = summary[key]["cells"][a][b]
+                assert mb == pytest.approx(1000 * _value(pols[a], pols[b], forced), abs=1e-9), (key, a, b)
+    assert summary["local_regret"]["bufp-authors"] > 0
+    md = (tmp_path / "t" / "crossplay.md").read_text()
+    assert "| BUFP (authors' code) P1 |" in md and "| local regret, the authors' loss (chips) |" in md
+    r = run("bufp-crossplay", *args[:4], "--methods", "cfr,bufp-authors", "--out", str(tmp_path / "x"), "-q")
+    assert r.exit_code == 2 and "must include cfr and bufp-ef" in r.output and not (tmp_path / "x").exists()
+
+
 def test_experiments_are_listed():
     r = run("--list")
     assert r.exit_code == 0

@@ -276,15 +276,24 @@ def _trace_experiment(
     return {"game": run.game, "iterations": run.iterations, "final": final, **times}
 
 
-def figure_methods(value: str | None) -> tuple[str, ...]:
+def figure_methods(value: str | None, default: tuple[str, ...] = FIGURE_METHODS) -> tuple[str, ...]:
     """``--methods`` of Figures 1 and 2: a comma-separated list from :data:`AUTHORS_METHODS`
     (default: the paper's four, :data:`FIGURE_METHODS`)."""
     if value is None:
-        return FIGURE_METHODS
+        return default
     names = tuple(m.strip() for m in value.split(",") if m.strip())
     unknown = [m for m in names if m not in AUTHORS_METHODS]
     if unknown or not names or len(set(names)) != len(names):
         raise PasurInputError(f"--methods takes distinct names from {', '.join(AUTHORS_METHODS)}, got {value!r}")
+    return names
+
+
+def table_methods(value: str | None) -> tuple[str, ...]:
+    """``--methods`` of Tables 1 and 2: as :func:`figure_methods` (default the paper's three,
+    :data:`TABLE_METHODS`), and CFR and BUFP(EF) among them (the paper's comparison is theirs)."""
+    names = figure_methods(value, TABLE_METHODS)
+    if not {"cfr", "bufp-ef"} <= set(names):
+        raise PasurInputError(f"--methods of bufp-crossplay must include cfr and bufp-ef, got {value!r}")
     return names
 
 
@@ -362,6 +371,11 @@ def _table(engine, pols: dict, forced: int | None) -> dict:
     return {"cells": cells, "rows": rows, "cols": cols, "best_reply_p1": best_row}
 
 
+def _paper(numbers: dict | None, m: str) -> str:
+    """The paper's number for method ``m`` (blank for a method the paper does not have)."""
+    return f"{numbers[m]:.2f}" if numbers and m in numbers else ""
+
+
 def _md_table(t: dict, names: list[str], paper: str | None) -> list[str]:
     """One table in Markdown; ``paper``: the key of the paper's averages to show beside ours."""
     rows, cols = PAPER_ROWS.get(paper), PAPER_COLS.get(paper)
@@ -374,12 +388,12 @@ def _md_table(t: dict, names: list[str], paper: str | None) -> list[str]:
     out = [head, "|" + "---|" * (len(names) + 2 + bool(rows))]
     for a in names:
         cells = " | ".join(f"{t['cells'][a][b]:.2f}" for b in names)
-        out.append(f"| {LABELS[a]} P1 | {cells} | **{t['rows'][a]:.2f}** |" + (f" {rows[a]:.2f} |" if rows else ""))
+        out.append(f"| {LABELS[a]} P1 | {cells} | **{t['rows'][a]:.2f}** |" + (f" {_paper(rows, a)} |" if rows else ""))
     out.append(
         "| P2 average | " + " | ".join(f"**{t['cols'][b]:.2f}**" for b in names) + " | |" + (" |" if rows else "")
     )
     if cols:
-        out.append("| paper P2 average | " + " | ".join(f"{cols[b]:.2f}" for b in names) + " | | |")
+        out.append("| paper P2 average | " + " | ".join(_paper(cols, b) for b in names) + " | | |")
     out.append(
         "| best reply P1 | "
         + " | ".join(f"{t['best_reply_p1'][b]:.2f}" for b in names)
@@ -391,26 +405,30 @@ def _md_table(t: dict, names: list[str], paper: str | None) -> list[str]:
 
 @experiment(
     "bufp-crossplay",
-    "BUFP Tables 1 and 2: CFR, BUFP(EF), BUFP(X) against each other (mb/g), from the start, with player 1 "
-    "forced to Call (check) at its first decision, and (2b) forced to bet there.",
+    "BUFP Tables 1 and 2: CFR, BUFP(EF), BUFP(X) (--methods: also bufp-authors, ...) against each other "
+    "(mb/g), from the start, with player 1 forced to Call (check) at its first decision, and (2b) forced to bet there.",
     tables=("crossplay.md",),
     outputs=("crossplay.md", "crossplay.csv", "crossplay.png", CHECKPOINTS),
+    options={"methods": table_methods},
 )
 def crossplay(run: ExperimentRun) -> dict:
     started, load0 = time.perf_counter(), os.getloadavg()
-    cks = run_methods(run, TABLE_METHODS)
+    methods = table_methods(run.options.get("methods"))
+    cks = run_methods(run, methods)
     engine = Engine(run.game, device=run.device)
     pols = {}
     for m, ck in cks.items():
         r = MethodRun(engine, m)
         r.load(ck["state"])
         pols[m] = r.policy()
-    names = list(TABLE_METHODS)
+    names = list(methods)
     tables = {key: _table(engine, pols, action) for key, (action, _) in FORCED.items()}
     t1 = tables["1"]
     expl = {m: engine.game.mbg(cks[m]["trace"][-1]["exploitability"]) for m in names}
     nash = {m: engine.game.mbg(cks[m]["trace"][-1]["nash_conv"]) for m in names if "nash_conv" in cks[m]["trace"][-1]}
     te = {m: cks[m]["trace"][-1]["total_exploitability"] for m in names}
+    # the authors' loss (issue 30); a checkpoint of an older version lacks it
+    lr = {m: cks[m]["trace"][-1].get("local_regret", math.nan) for m in names}
     claims = {key: claim(t1, tables[key], "cfr", "bufp-ef") for key in ("2", "2b")}
     first = {key: {m: root_share(engine, pols[m], FORCED[key][0]) for m in names} for key in ("2", "2b")}
     times = _times(cks, started, load0)
@@ -427,13 +445,14 @@ def crossplay(run: ExperimentRun) -> dict:
         "strategy; columns: player 2's. Table 2: player 1 must Call (check) at its first decision with every "
         "hand, the paper's forced action; Table 2b (ours): player 1 must bet there with every hand (docs/bufp.md).",
         "",
-        "| | CFR | BUFP(EF) | BUFP(X) |",
-        "|---|---|---|---|",
+        "| | " + " | ".join(LABELS[m] for m in names) + " |",
+        "|" + "---|" * (len(names) + 1),
         "| exploitability (mb/g) | " + " | ".join(f"{expl[m]:.2f}" for m in names) + " |",
         *(["| NashConv (mb/g) | " + " | ".join(f"{nash[m]:.2f}" for m in names) + " |"] if len(nash) == len(names)
           else []),
-        "| paper exploitability (mb/g) | " + " | ".join(f"{PAPER_EXPLOITABILITY[m]:.2f}" for m in names) + " |",
+        "| paper exploitability (mb/g) | " + " | ".join(_paper(PAPER_EXPLOITABILITY, m) for m in names) + " |",
         "| total exploitability (chips, sum) | " + " | ".join(f"{te[m]:.4g}" for m in names) + " |",
+        "| local regret, the authors' loss (chips) | " + " | ".join(f"{lr[m]:.4g}" for m in names) + " |",
     ]  # fmt: skip
     for key in ("2", "2b"):
         md.append(f"| P1 plays the Table {key} action first (cards that never do, < 1 %) | "
@@ -454,6 +473,7 @@ def crossplay(run: ExperimentRun) -> dict:
         "exploitability_mbg": expl,
         "nash_conv_mbg": nash,
         "total_exploitability": te,
+        "local_regret": lr,
         "table1": t1,
         "table2": tables["2"],
         "table2b": tables["2b"],
