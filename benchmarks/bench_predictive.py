@@ -6,6 +6,14 @@ OpenSpiel's C++ CFR+ (``pyspiel.CFRPlusSolver``) in the same run where it is ins
     python benchmarks/bench_predictive.py --games kuhn,leduc,leduc5 --iterations 10000 \
         --out results/predictive-cfr/curves
 
+The scheduled methods (``hs-pcfr+``, ``hs-dcfr``: Zhang, McAleer and Sandholm 2026's HS(30))
+run their schedule over ``--iterations`` (their horizon), so their points before the last are
+those of a run planned for ``--iterations``, not of a shorter run: run again with a smaller
+``--iterations`` for those.
+
+    python benchmarks/bench_predictive.py --games leduc --iterations 1000 \
+        --methods cfr+,dcfr,pcfr+,hs-pcfr+,hs-dcfr --out results/predictive-cfr/hs-leduc/1000
+
 Writes ``OUT/traces.csv`` (game, method, iteration, seconds, exploitability, nash_conv, mbg),
 ``OUT/final.md`` (the last point of every curve, as a Markdown table, also printed) and
 ``OUT/convergence.png`` (per game: exploitability against iterations and against seconds).
@@ -27,6 +35,8 @@ from pasur.poker.run import make_solver
 from pasur.poker.solvers import CFRConfig
 
 METHODS = ("cfr+", "dcfr", "pcfr+", "pdcfr+", "sapcfr+")
+#: the methods whose parameters follow a schedule over the run's length
+SCHEDULED = ("hs-pcfr+", "hs-dcfr")
 
 
 def checkpoints(n: int) -> list[int]:
@@ -39,7 +49,7 @@ def checkpoints(n: int) -> list[int]:
 
 
 def run_ours(game, engine, method: str, n: int) -> list[dict]:
-    solver = make_solver(engine, CFRConfig(method=method))
+    solver = make_solver(engine, CFRConfig(method=method, horizon=n if method in SCHEDULED else None))
     rows, spent, done = [], 0.0, 0
     for c in checkpoints(n):
         t0 = time.perf_counter()
@@ -49,6 +59,20 @@ def run_ours(game, engine, method: str, n: int) -> list[dict]:
         ev = evaluate(engine, solver.average_policy())
         rows.append(_row(game, method, c, spent, ev.exploitability, ev.nash_conv))
     return rows
+
+
+def interleaved_timing(engine, methods: list[str], n: int, rounds: int, chunk: int = 100) -> dict[str, float]:
+    """Seconds per iteration of each method, measured in turns: ``rounds`` times, each method's
+    solver runs ``chunk`` more iterations (one solver per method, horizon ``n``), so load from
+    other jobs falls on all methods alike; the median over the rounds."""
+    solvers = {m: make_solver(engine, CFRConfig(method=m, horizon=n if m in SCHEDULED else None)) for m in methods}
+    times: dict[str, list[float]] = {m: [] for m in methods}
+    for _ in range(rounds):
+        for m, solver in solvers.items():
+            t0 = time.perf_counter()
+            solver.iterate(chunk)
+            times[m].append((time.perf_counter() - t0) / chunk)
+    return {m: sorted(v)[len(v) // 2] for m, v in times.items()}
 
 
 def run_openspiel(game, n: int) -> list[dict]:
@@ -108,6 +132,12 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=1000)
     ap.add_argument("--out", required=True)
     ap.add_argument("--no-openspiel", action="store_true")
+    ap.add_argument(
+        "--timing-rounds",
+        type=int,
+        default=0,
+        help="also time the methods in turns, ROUNDS x 100 iterations each (OUT/timing.md; median per iteration)",
+    )
     a = ap.parse_args()
     torch.set_num_threads(1)
     out = Path(a.out)
@@ -146,6 +176,20 @@ def main() -> None:
     (out / "final.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     plot(rows, out / "convergence.png")
+    if a.timing_rounds:
+        methods = a.methods.split(",")
+        tm = ["| game | method | ms / iteration (median) | times CFR+ |", "|---|---|---|---|"]
+        for name in a.games.split(","):
+            t = interleaved_timing(Engine(get_game(name)), methods, a.iterations, a.timing_rounds)
+            base = t.get("cfr+")
+            tm += [
+                f"| {name} | {m} | {t[m] * 1e3:.3f} | {t[m] / base:.2f} |"
+                if base
+                else f"| {name} | {m} | {t[m] * 1e3:.3f} | - |"
+                for m in methods
+            ]
+        (out / "timing.md").write_text("\n".join(tm) + "\n")
+        print("\n".join(tm))
 
 
 if __name__ == "__main__":

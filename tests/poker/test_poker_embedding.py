@@ -72,6 +72,13 @@ def test_identity_phi_has_the_cores_iterates_for_every_method(tiny, method, upda
     assert emb.exploitability() == pytest.approx(exploitability(e, ref.average_policy()), abs=1e-9)
 
 
+def test_scheduled_methods_are_refused_not_run_otherwise(tiny):
+    e, space = tiny
+    config = CFRConfig(method="hs-dcfr", updates="alternating", horizon=10)
+    with pytest.raises(PasurInputError, match="scheduled method 'hs-dcfr'"):
+        EmbeddingCFR(e, [Embedding.identity(w) for w in _weights(e, space)], space=space, config=config)
+
+
 def test_one_hot_phi_is_cfr_on_the_abstraction():
     """A baseline's bucketing: Embedding CFR with its one-hot Phi equals the core's CFR on the
     core's keying of the same buckets (how Figure 5 runs the baselines, in class space). On four

@@ -4,6 +4,8 @@ classes every member of a class gets the same column."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -58,7 +60,7 @@ def test_temperature_spreads_every_column(tiny):
         assert phi.shape == (int(buckets[r].max()) + 1, space.rounds[r].n)
         assert (phi > 0).all() and np.allclose(phi.sum(0), 1.0)
         ent.append(-(phi * np.log(phi)).sum(0))
-    for lo, hi in zip(ent, ent[1:], strict=False):
+    for lo, hi in itertools.pairwise(ent):
         assert (hi >= lo - 1e-12).all() and (hi > lo).any()
 
 

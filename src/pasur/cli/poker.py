@@ -212,8 +212,9 @@ def solve(
         str,
         typer.Option(
             "--method",
-            help="cfr, cfr+, lcfr, dcfr (alpha 1.5, beta 0, gamma 2), or the predictive pcfr+ (gamma 2), "
-            "pdcfr+ (alpha 2.3, gamma 5) and sapcfr+ (gamma 2).",
+            help="cfr, cfr+, lcfr, dcfr (alpha 1.5, beta 0, gamma 2), the predictive pcfr+ (gamma 2), "
+            "pdcfr+ (alpha 2.3, gamma 5) and sapcfr+ (gamma 2), or the scheduled hs-dcfr and hs-pcfr+ "
+            "(Zhang et al. 2026's HS(30): gamma from 30 to 25 over --iterations, which they need).",
         ),
     ] = "cfr+",
     iterations: Annotated[
@@ -246,7 +247,10 @@ def solve(
     beta: Annotated[float, typer.Option("--beta", help="DCFR: negative regret discount exponent.")] = 0.0,
     gamma: Annotated[
         float | None,
-        typer.Option("--gamma", help="DCFR and the predictive variants: the average's weight t^gamma."),
+        typer.Option(
+            "--gamma",
+            help="DCFR and the predictive variants: the average's weight t^gamma; hs-dcfr, hs-pcfr+: its start (30).",
+        ),
     ] = None,
     abstraction: AbstractionOpt = None,
     iso: IsoOpt = None,
@@ -275,11 +279,16 @@ def solve(
     from pasur.poker.solvers import CFRConfig
 
     g = _game(game)
-    cfg = CFRConfig(method=method, updates=updates, alpha=alpha, beta=beta, gamma=gamma)
+    scheduled = method in ("hs-dcfr", "hs-pcfr+")  # their schedules run over --iterations
+    cfg = CFRConfig(
+        method=method, updates=updates, alpha=alpha, beta=beta, gamma=gamma, horizon=iterations if scheduled else None
+    )
     refuse_unless(method in ("dcfr", "pdcfr+"), ["alpha"], "to --method dcfr or pdcfr+")
     refuse_unless(method == "dcfr", ["beta"], "to --method dcfr")
     refuse_unless(
-        method in ("dcfr", "pcfr+", "pdcfr+", "sapcfr+"), ["gamma"], "to --method dcfr and the predictive ones"
+        method in ("dcfr", "pcfr+", "pdcfr+", "sapcfr+", "hs-dcfr", "hs-pcfr+"),
+        ["gamma"],
+        "to --method dcfr, the predictive and the scheduled ones",
     )
     refuse_unless(out is not None, ["overwrite"], "with --out")
     if iterations is None and target_exploitability is None:

@@ -4,7 +4,10 @@ regret discounting (CFR+ flooring, Linear CFR, Discounted CFR) and the averaging
 Every solver calls these: the poker core's :class:`~pasur.poker.solvers.CFRSolver`, its dense
 small-game CFR, Embedding CFR (in advisor space) and Pasur's round-by-round CFR (on edge lists).
 A new variant is a new branch here, checked once (``tests/test_regret_kernel.py``, and through
-the solvers against OpenSpiel and the exact solvers), and every solver has it.
+the solvers against OpenSpiel and the exact solvers), and every solver has it. The scheduled
+variants (:data:`SCHEDULED`: HS-PCFR+, HS-DCFR), whose parameters depend on the run's length, are
+wired into the poker core's two CFR solvers only; the others refuse them (an error, not a
+silent fallback).
 
 Two layouts of a strategy table are served:
 
@@ -31,6 +34,8 @@ discount with ``t - 1``, then add).
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 #: the full-width variants every solver offers
@@ -52,13 +57,73 @@ PREDICTIVE_DEFAULTS = {"pcfr+": (None, 2.0), "pdcfr+": (2.3, 5.0), "sapcfr+": (N
 #: SAPCFR+'s fixed asymmetry: the prediction enters with step 1 / (1 + 2)
 SAPCFR_STEP = 1.0 / 3.0
 
+#: Hyperparameter Schedules (Zhang, McAleer and Sandholm, "Faster Game Solving via
+#: Hyperparameter Schedules", AAAI 2026, arXiv 2404.09097, eq. (4)): DCFR and PCFR+ whose
+#: parameters move linearly with the share ``t / n`` of the run done, ``n`` the run's length (its
+#: *horizon*): ``gamma = gamma0 - 5 t/n`` (gamma0 30: the paper's HS(30); 15: HS(15)) and, for
+#: HS-DCFR, ``alpha = 1 + 3 t/n``, ``beta = -1 - 2 t/n``. ``hs-pcfr+``: PCFR+'s regrets;
+#: ``hs-dcfr``: DCFR's. Each parameter enters where the fixed one does in OpenSpiel's DCFR, which
+#: the paper's experiments ran on: iteration ``t``'s regrets discounted with ``alpha(t)``,
+#: ``beta(t)`` after they are added, average weights ``t^gamma(t)``.
+SCHEDULED = ("hs-pcfr+", "hs-dcfr")
+#: HS(30): the initial gamma of the paper's recommended schedule
+HS_GAMMA0 = 30.0
+
+
+def is_predictive(method: str) -> bool:
+    """Whether ``method`` matches its next strategy on regrets plus a prediction (the
+    predictive variants and HS-PCFR+)."""
+    return method in PREDICTIVE or method == "hs-pcfr+"
+
+
+def hs_schedule(t: int, horizon: int, gamma0: float = HS_GAMMA0) -> tuple[float, float, float]:
+    """``(alpha, beta, gamma)`` of the paper's eq. (4) at iteration ``t`` of ``horizon``:
+    ``1 + 3 t/n``, ``-1 - 2 t/n``, ``gamma0 - 5 t/n``.
+
+    >>> hs_schedule(500, 1000)
+    (2.5, -2.0, 27.5)
+    """
+    if horizon is None or horizon < 1:
+        raise ValueError(f"a hyperparameter schedule needs the run's length (horizon), got {horizon!r}")
+    s = t / horizon
+    return 1.0 + 3.0 * s, -1.0 - 2.0 * s, gamma0 - 5.0 * s
+
+
+def average_discount(method: str, t: int, gamma: float, horizon: int | None = None) -> float:
+    """Factor on the cumulative strategy before iteration ``t`` (from 1) adds its own with
+    :func:`average_weight`: 1, except for the scheduled methods, whose weights ``t^gamma(t)``
+    (``gamma`` the schedule's start) reach ``10^75`` by ``t = 1000`` and are therefore kept as
+    ratios, ``S <- S w(t-1) / w(t) + reach sigma`` (the same average, nothing overflows); 0 at
+    ``t = 1``.
+
+    >>> round(average_discount("hs-pcfr+", 2, 30.0, 10) * 2**29, 12)
+    1.0
+    """
+    if method not in SCHEDULED:
+        return 1.0
+    if t <= 1:
+        return 0.0
+    g_prev = hs_schedule(t - 1, horizon, gamma)[2]
+    g = hs_schedule(t, horizon, gamma)[2]
+    return math.exp(g_prev * math.log(t - 1) - g * math.log(t))
+
+
+def row_factor(mask: torch.Tensor, factor: float, like: torch.Tensor) -> torch.Tensor:
+    """``factor`` where ``mask`` holds and 1 elsewhere, in ``like``'s dtype and device (built
+    there: a Python float through ``torch.where`` would pass through float32)."""
+    one = torch.ones((), dtype=like.dtype, device=like.device)
+    return torch.where(mask, one * factor, one)
+
 
 def default_parameters(method: str) -> tuple[float, float]:
     """``(alpha, gamma)`` a method runs with when none are given: DCFR's (1.5, 2) for the
-    full-width methods (only DCFR reads them), the published ones for the predictive variants."""
+    full-width methods (only DCFR reads them), the published ones for the predictive variants,
+    the initial gamma 30 of HS(30) for the scheduled ones."""
     if method in PREDICTIVE:
         alpha, gamma = PREDICTIVE_DEFAULTS[method]
         return (DCFR_DEFAULTS[0] if alpha is None else alpha), gamma
+    if method in SCHEDULED:  # gamma is the schedule's start; alpha is unused (scheduled in HS-DCFR)
+        return DCFR_DEFAULTS[0], HS_GAMMA0
     return DCFR_DEFAULTS[0], DCFR_DEFAULTS[2]
 
 
@@ -70,10 +135,10 @@ def pdcfr_discount(t: int, alpha: float) -> float:
 
 def predictive_update_(regret: torch.Tensor, inst: torch.Tensor, method: str, t: int, alpha: float) -> torch.Tensor:
     """The cumulative (implicit) regrets after iteration ``t``, in place: ``max(R + r, 0)``
-    (PCFR+, SAPCFR+), ``max(R d(t) + r, 0)`` with :func:`pdcfr_discount` (PDCFR+)."""
+    (PCFR+, SAPCFR+, HS-PCFR+), ``max(R d(t) + r, 0)`` with :func:`pdcfr_discount` (PDCFR+)."""
     if method == "pdcfr+":
         regret.mul_(pdcfr_discount(t, alpha))
-    elif method not in ("pcfr+", "sapcfr+"):
+    elif method not in ("pcfr+", "sapcfr+", "hs-pcfr+"):
         raise ValueError(f"not a predictive method: {method!r}")
     return regret.add_(inst).clamp_min_(0.0)
 
@@ -84,7 +149,7 @@ def predicted_regret(
     """The explicit regrets the next strategy is matched on, after iteration ``t`` with
     instantaneous regrets ``inst`` (the prediction of the next ones): ``R + r`` (PCFR+),
     ``R d(t+1) + r`` (PDCFR+), ``R + r / 3`` (SAPCFR+); regret matching takes their positive part."""
-    if method == "pcfr+":
+    if method in ("pcfr+", "hs-pcfr+"):
         return torch.add(regret, inst, out=out)
     if method == "pdcfr+":
         return torch.add(inst, regret, alpha=pdcfr_discount(t + 1, alpha), out=out)
@@ -96,8 +161,9 @@ def predicted_regret(
 def average_weight(method: str, t: int, gamma: float = DCFR_DEFAULTS[2]) -> float:
     """Weight of iteration ``t`` (from 1) in the average strategy: 1 (CFR), ``t`` (CFR+ and
     Linear CFR), ``t^gamma`` (DCFR and the predictive variants, whose gamma differs:
-    :func:`default_parameters`)."""
-    if method == "cfr":
+    :func:`default_parameters`); 1 for the scheduled methods, whose cumulative strategy is
+    discounted instead (:func:`average_discount`)."""
+    if method == "cfr" or method in SCHEDULED:
         return 1.0
     if method == "dcfr" or method in PREDICTIVE:
         return float(t) ** gamma
@@ -123,10 +189,12 @@ def discount_(
     beta: float = DCFR_DEFAULTS[1],
     mask: torch.Tensor | None = None,
     scratch: torch.Tensor | None = None,
+    horizon: int | None = None,
 ) -> torch.Tensor:
     """Apply the variant's rule of iteration ``t`` to the cumulative ``regret``, in place:
     nothing (CFR), floor at 0 (CFR+), times ``t / (t + 1)`` (Linear CFR), positive entries times
-    ``t^a / (t^a + 1)`` and the others times ``t^b / (t^b + 1)`` (DCFR).
+    ``t^a / (t^a + 1)`` and the others times ``t^b / (t^b + 1)`` (DCFR; HS-DCFR with ``a``, ``b``
+    of :func:`hs_schedule` at ``t`` of ``horizon``).
 
     ``mask`` (bool, broadcastable): only those entries change (alternating updates discount the
     updated player's rows). ``scratch``: a buffer shaped like ``regret``, so the unmasked DCFR
@@ -134,6 +202,9 @@ def discount_(
     without a mask or a scratch buffer, bit for bit."""
     if method == "cfr":
         return regret
+    if method == "hs-dcfr":
+        alpha, beta, _ = hs_schedule(t, horizon)
+        method = "dcfr"
     if mask is not None:
         new = discount_(regret.clone(), method, t, alpha=alpha, beta=beta)
         return regret.copy_(torch.where(mask, new, regret))

@@ -207,7 +207,12 @@ class DenseCFR(UpdatePasses):
         noise = qav + (sig * qav) @ self._ones
         inst.masked_fill_(inst.abs() <= noise.mul_(SNAP), 0.0)
         reg = self.regret
-        if c.method in kernel.PREDICTIVE:
+        # the scheduled methods discount the updated rows' strategy sums first (once an iteration)
+        f = kernel.average_discount(c.method, t, c.gamma, c.horizon)
+        if f != 1.0:
+            rows = None if len(players) == 2 else self.mine[players[0]]
+            self.strategy_sum.mul_(f if rows is None else kernel.row_factor(rows, f, sig))
+        if kernel.is_predictive(c.method):
             self.strategy_sum.addcmul_(sig, reach_rk[:G, None], value=kernel.average_weight(c.method, t, c.gamma))
             self._predictive(inst.mul_(self.legal), players)
             return
@@ -216,7 +221,9 @@ class DenseCFR(UpdatePasses):
         # the discount of iteration t on the updated players' rows; every row when both are
         # updated, and for CFR+ (the other player's rows are already floored: flooring is idempotent)
         mask = None if len(players) == 2 or c.method == "cfr+" else self.mine[players[0]]
-        kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mask, scratch=self._scratch)
+        kernel.discount_(
+            reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mask, scratch=self._scratch, horizon=c.horizon
+        )
         sig.copy_(kernel.regret_matching(reg, self.legal))
 
     def _predictive(self, inst: torch.Tensor, players: tuple[int, ...]) -> None:

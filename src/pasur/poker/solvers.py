@@ -39,7 +39,7 @@ import torch
 
 from pasur.common import regret as kernel
 from pasur.common.errors import PasurInputError
-from pasur.common.regret import DCFR_DEFAULTS, METHODS, PREDICTIVE, default_parameters
+from pasur.common.regret import DCFR_DEFAULTS, METHODS, PREDICTIVE, SCHEDULED, default_parameters
 from pasur.poker.policy import Keying, TabularPolicy
 from pasur.poker.tree import N_ACTIONS
 
@@ -66,18 +66,25 @@ class Solver(Protocol):
 class CFRConfig:
     """A CFR run's rules. ``alpha`` and ``gamma`` left ``None`` take the method's published
     defaults (:func:`pasur.common.regret.default_parameters`: DCFR 1.5 and 2; PDCFR+ 2.3 and 5;
-    PCFR+ and SAPCFR+ quadratic averaging)."""
+    PCFR+ and SAPCFR+ quadratic averaging; HS-PCFR+ and HS-DCFR the initial gamma 30).
+
+    ``horizon``: the run's length ``n``, which the scheduled methods (``hs-pcfr+``, ``hs-dcfr``:
+    :data:`pasur.common.regret.SCHEDULED`) need, their parameters moving with ``t / n``; the
+    others ignore it."""
 
     method: str = "cfr+"
     updates: str = "alternating"  # or "simultaneous"
     alpha: float | None = None
     beta: float = DCFR_DEFAULTS[1]
     gamma: float | None = None
+    horizon: int | None = None
 
     def __post_init__(self) -> None:
-        known = (*METHODS, *PREDICTIVE)
+        known = (*METHODS, *PREDICTIVE, *SCHEDULED)
         if self.method not in known:
             raise PasurInputError(f"unknown method {self.method!r} (known: {', '.join(known)})")
+        if self.method in SCHEDULED and (self.horizon is None or self.horizon < 1):
+            raise PasurInputError(f"{self.method} schedules its parameters over the run's length: give --iterations")
         alpha, gamma = default_parameters(self.method)
         self.alpha = alpha if self.alpha is None else self.alpha
         self.gamma = gamma if self.gamma is None else self.gamma
@@ -168,8 +175,11 @@ class CFRSolver(UpdatePasses):
 
     def _finish_pass(self) -> None:
         """Regrets ``Q - sum_a sigma_a Q_a`` (rounding noise snapped to 0, see the module doc),
-        average-strategy contributions ``w_t * reach * sigma``."""
+        average-strategy contributions ``w_t * reach * sigma`` (the scheduled methods first
+        scale the updated rows' sums: :func:`pasur.common.regret.average_discount`)."""
+        c, t = self.config, self.iteration
         w = self._weight()
+        f = kernel.average_discount(c.method, t, c.gamma, c.horizon)
         for r in range(self.engine.R):
             sig = self.current.tables[r]
             q = self._q[r].view(sig.shape)
@@ -178,10 +188,12 @@ class CFRSolver(UpdatePasses):
             inst = q - v
             noise = (qa + (sig * qa).sum(1, keepdim=True)).mul_(SNAP)
             inst.masked_fill_(inst.abs() <= noise, 0.0)
-            if self.config.method in PREDICTIVE:  # formed into the regrets in _update_regrets
+            if kernel.is_predictive(c.method):  # formed into the regrets in _update_regrets
                 self._inst[r] = inst.mul_(self.legal[r][:, :, None].to(inst.dtype))
             else:
                 self.regret[r].addcmul_(inst, self.legal[r][:, :, None].to(inst.dtype))
+            if f != 1.0:
+                self.strategy_sum[r].mul_(kernel.row_factor(self._masks[r], f, sig))
             self.strategy_sum[r].addcmul_(sig, self._reach[r][:, None, :], value=w)
         self._q = self._qabs = self._reach = None
 
@@ -201,15 +213,15 @@ class CFRSolver(UpdatePasses):
         c, t = self.config, self.iteration
         for r, reg in enumerate(self.regret):
             mine = self._masks[r]
-            if c.method in PREDICTIVE:
+            if kernel.is_predictive(c.method):
                 new = kernel.predictive_update_(reg.clone(), self._inst[r], c.method, t, c.alpha)
                 reg.copy_(torch.where(mine, new, reg))
             else:
-                kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mine)
+                kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mine, horizon=c.horizon)
 
     def _update_current(self, players: tuple[int, ...]) -> None:
         c, t = self.config, self.iteration
-        if c.method not in PREDICTIVE:
+        if not kernel.is_predictive(c.method):
             self.current.tables = [
                 kernel.regret_matching(reg, legal[:, :, None])
                 for reg, legal in zip(self.regret, self.legal, strict=True)
@@ -226,7 +238,7 @@ class CFRSolver(UpdatePasses):
 
     def _pass(self, players: tuple[int, ...]) -> None:
         self._masks = [self._mine(r, players) for r in range(len(self.regret))]  # this pass's rows
-        if self.config.method in PREDICTIVE:
+        if kernel.is_predictive(self.config.method):
             self._inst = [None] * len(self.regret)
         self._start_pass()
         self.engine.traverse(self.current, players=players, modes="sigma", hook=self._accumulate)

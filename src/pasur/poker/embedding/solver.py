@@ -42,7 +42,7 @@ import torch
 
 from pasur.common import regret as kernel
 from pasur.common.errors import PasurInputError
-from pasur.common.regret import PREDICTIVE
+from pasur.common.regret import PREDICTIVE, SCHEDULED
 from pasur.poker.embedding.classes import ClassSpace
 from pasur.poker.embedding.operators import RoundOperators
 from pasur.poker.embedding.phi import Embedding
@@ -84,6 +84,8 @@ class EmbeddingCFR(UpdatePasses):
         self.emb = embeddings
         self.average = average
         self.config = config or CFRConfig(method="cfr", updates="simultaneous")
+        if self.config.method in SCHEDULED:
+            raise PasurInputError(f"Embedding CFR does not run the scheduled method {self.config.method!r} yet")
         dev, dt = e.device, e.dtype
         self.ops = [RoundOperators(self.space, r, dev, dt) for r in range(e.R)]
         lt = lambda a: None if a is None else torch.as_tensor(a, dtype=torch.int64, device=dev)  # noqa: E731
