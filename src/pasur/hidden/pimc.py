@@ -14,6 +14,10 @@ PIMC: every world solved exactly to the end of the game with the open-hand solve
 are at most N of them (its last card of a round; two or three cards late in the game; agent flag
 ``:exact``). Round horizon only: to the end of the game a world is more than the hand.
 
+``belief`` (agent flag ``:belief``) draws the worlds from a learned belief over the opponent's
+hand (:mod:`pasur.hidden.belief`) instead of uniformly; with ``exhaustive``, every hand weighted
+by it.
+
 ``mode="consistent"`` (agent ``ispimc``) makes the agent's own later choices in the round the same
 in every world it cannot tell apart (:mod:`pasur.hidden.roundsolve`), which removes the strategy
 fusion of plain PIMC; it needs the round horizon.
@@ -66,6 +70,7 @@ class PIMCAgent(HiddenAgent):
         others: int = 4,
         infer: bool = False,
         exhaustive: int = 0,
+        belief=None,
     ) -> None:
         if worlds < 1:
             raise ValueError(f"PIMC needs at least one world, got {worlds}")
@@ -83,6 +88,13 @@ class PIMCAgent(HiddenAgent):
         self.others = others
         self.infer = infer
         self.exhaustive = exhaustive
+        if belief is not None and infer:
+            raise ValueError("the learned belief replaces the soft-greedy weights: not both")
+        if belief == "default":
+            from pasur.hidden.belief import default_belief
+
+            belief = default_belief()
+        self.belief = belief
         self.device = torch.device(device)
         if boundary is None and horizon == "round":
             from pasur.hidden.boundary import default_boundary
@@ -116,10 +128,14 @@ class PIMCAgent(HiddenAgent):
                 results[i] = [(actions[0], float(info.margin))]
             else:
                 todo.append(i)
-        worlds = {
-            i: sample_worlds(infos[i], self.k, self.seed, balanced=self.balanced, exhaustive=self.exhaustive)
-            for i in todo
-        }
+        if self.belief is not None:
+            drawn = self.belief.worlds_batch([infos[i] for i in todo], self.k, self.seed, exhaustive=self.exhaustive)
+            worlds = dict(zip(todo, drawn, strict=True))
+        else:
+            worlds = {
+                i: sample_worlds(infos[i], self.k, self.seed, balanced=self.balanced, exhaustive=self.exhaustive)
+                for i in todo
+            }
         if self.infer:
             from pasur.hidden.inference import opponent_weights
 

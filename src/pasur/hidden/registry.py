@@ -109,11 +109,13 @@ def _pimc(mode: str) -> Callable[[str, list[str], int, str], HiddenAgent]:
     def build(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:
         k = _count(spec, options[0] if options else None, "worlds", 50, 1_000)
         flags = set(options[1:])
-        unknown = flags - {"game", "clubs", "iid", "infer", "exact"}
+        unknown = flags - {"game", "clubs", "iid", "infer", "exact", "belief"}
         if unknown:
             raise PasurInputError(
-                f"agent {spec!r}: unknown option {sorted(unknown)[0]!r} (game, clubs, iid, infer, exact)"
+                f"agent {spec!r}: unknown option {sorted(unknown)[0]!r} (game, clubs, iid, infer, exact, belief)"
             )
+        if {"infer", "belief"} <= flags:
+            raise PasurInputError(f"agent {spec!r}: :belief replaces :infer's weights (not both)")
         if mode != "minimax" and "game" in flags:
             raise PasurInputError(f"agent {spec!r}: {_kind(spec)} solves one round at a time (no :game)")
         if {"exact", "game"} <= flags:
@@ -136,6 +138,7 @@ def _pimc(mode: str) -> Callable[[str, list[str], int, str], HiddenAgent]:
             balanced="iid" not in flags,
             infer="infer" in flags,
             exhaustive=EXACT_WORLDS if "exact" in flags else 0,
+            belief="default" if "belief" in flags else None,
         )
 
     return build
@@ -149,10 +152,10 @@ AGENTS: tuple[AgentRow, ...] = (
     AgentRow(
         "pimc",
         "pimc:K (K worlds; :game to solve to the end of the game; :infer to weigh the worlds by the opponent's "
-        "moves; :exact for every opponent hand when few)",
+        "moves; :belief to draw them from the learned belief; :exact for every opponent hand when few)",
         _pimc("minimax"),
     ),
-    AgentRow("ispimc", "ispimc:K (:infer, :exact)", _pimc("consistent")),
+    AgentRow("ispimc", "ispimc:K (:infer, :belief, :exact)", _pimc("consistent")),
     AgentRow("ispimc2", "ispimc2:K (ispimc with the opponent's choices consistent too)", _pimc("both")),
     AgentRow("ismcts", "ismcts:N (OpenSpiel's ISMCTS, N simulations; :game for rollouts to the end)", _ismcts),
     AgentRow("optimal", "optimal (open-hand, sees everything)", _plain(_optimal)),

@@ -1,0 +1,334 @@
+"""Training the belief model (:mod:`pasur.hidden.belief`) on games of the project's agents.
+
+1. Games: decks of seeds ``S..S+N-1`` played by seats drawn from a mix of agents (the heuristic
+   and greedy players, PIMC and IS-PIMC with soft-greedy inference), in lockstep batches so that
+   the searching agents decide many games in one solve. A game is stored as its deck and its 48
+   moves, in chunks (``games/train-00000.npz``): a rerun skips the chunks already played.
+2. Samples: every decision of every game, from both seats' points of view (the information state
+   of each seat before the move), with the true opponent hand as target; states where the hand
+   is known (empty, or every unseen card in it: the last round) teach nothing and are skipped.
+3. Training: Adam on the exact negative log-likelihood of the true hand under the belief's
+   distribution over hands, a tenth of the games held out to keep the best epoch; a checkpoint
+   after every epoch, so an interrupted run goes on from the last one.
+
+The held-out evaluation against the soft-greedy and uniform beliefs is
+:mod:`pasur.hidden.belief_eval`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from pasur.game.cards import Deck
+from pasur.hidden.belief import (
+    CARD_FEATURES,
+    CARD_TABLE,
+    GLOBAL_FEATURES,
+    IDENTITY,
+    BeliefModel,
+    BeliefNet,
+    features,
+    hand_log_likelihood,
+    informative,
+    opponent_steps,
+    replay,
+)
+from pasur.hidden.game import HiddenGame
+
+#: the agents whose games train the model, and how often each takes a seat
+MIX: tuple[tuple[str, float], ...] = (("heuristic", 0.35), ("greedy", 0.15), ("pimc:20", 0.25),
+                                      ("ispimc:20:infer", 0.25))  # fmt: skip
+#: the second generation's extra games: PIMC and IS-PIMC drawing worlds from the first model
+SELF_MIX: tuple[tuple[str, float], ...] = (("pimc:20:belief", 0.5), ("ispimc:20:belief", 0.5))
+CHUNK = 50
+#: deck seeds of the held-out games (far from the training seeds 0..N-1)
+TEST_SEED = 900_000
+
+
+def play_games(
+    deck_seeds: list[int], seats: list[tuple[str, str]], sample_seed: int = 0, belief: BeliefModel | None = None
+) -> dict[str, np.ndarray]:
+    """Play one game per deck seed with the named seats, in lockstep; returns the decks
+    ``[G, 52]``, the moves ``[G, 48, 2]`` (card, captured mask) and the seats' agent names.
+    ``belief``: the model the ``:belief`` agents sample from (default: the shipped one)."""
+    from pasur.hidden.registry import make_agent
+
+    agents = {}
+    for name in sorted({n for s in seats for n in s}):
+        if belief is not None and name.endswith(":belief"):
+            from pasur.hidden.pimc import PIMCAgent
+
+            k, mode = int(name.split(":")[1]), "consistent" if name.startswith("ispimc") else "minimax"
+            agents[name] = PIMCAgent(k, mode=mode, seed=sample_seed, name=name, belief=belief)
+        else:
+            agents[name] = make_agent(name, seed=sample_seed)
+    games = [HiddenGame(Deck.from_seed(s)) for s in deck_seeds]
+    while not games[0].is_terminal:
+        mover = games[0].mover
+        by_agent: dict[str, list[int]] = {}
+        for i, s in enumerate(seats):
+            by_agent.setdefault(s[mover], []).append(i)
+        for name, idx in by_agent.items():
+            actions = agents[name].choose_batch([games[i].observation(mover) for i in idx])
+            for i, a in zip(idx, actions, strict=True):
+                games[i].apply(a)
+    moves = np.array([[(m.card, m.captured) for m in g.moves] for g in games], dtype=np.int64)
+    decks = np.array([Deck.from_seed(s).cards for s in deck_seeds], dtype=np.int8)
+    return {"decks": decks, "moves": moves, "seats": np.array(seats, dtype=str), "seeds": np.array(deck_seeds)}
+
+
+def draw_seats(n: int, rng: random.Random, mix=MIX) -> list[tuple[str, str]]:
+    names, weights = [m[0] for m in mix], [m[1] for m in mix]
+    return [(rng.choices(names, weights)[0], rng.choices(names, weights)[0]) for _ in range(n)]
+
+
+def generate(folder: Path, kind: str, games: int, first_seed: int, sample_seed: int = 0,
+             on_chunk: Callable[[int, int], None] | None = None, mix=MIX,
+             belief: BeliefModel | None = None) -> list[Path]:  # fmt: skip
+    """Chunks of games in ``folder`` (``kind-00000.npz``...), playing those not there yet."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(f"{kind}:{first_seed}:{sample_seed}")
+    seats = draw_seats(games, rng, mix)
+    paths = []
+    for lo in range(0, games, CHUNK):
+        path = folder / f"{kind}-{lo // CHUNK:05d}.npz"
+        hi = min(games, lo + CHUNK)
+        if not path.exists():
+            t0 = time.perf_counter()
+            data = play_games(list(range(first_seed + lo, first_seed + hi)), seats[lo:hi], sample_seed, belief)
+            data["seconds"] = np.array(time.perf_counter() - t0)
+            tmp = path.with_name(path.stem + ".tmp.npz")
+            np.savez_compressed(tmp, **data)
+            tmp.replace(path)
+        paths.append(path)
+        if on_chunk is not None:
+            on_chunk(hi, games)
+    return paths
+
+
+def load_games(paths: list[Path]) -> dict[str, np.ndarray]:
+    """The chunks' games, concatenated; ``seconds``: the time they took to play, summed."""
+    parts = [dict(np.load(p)) for p in paths]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k != "seconds"}
+    out["seconds"] = np.array(sum(float(p["seconds"]) for p in parts))
+    return out
+
+
+def samples(games: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Features and targets of every informative decision of ``games``, both seats. Only the
+    per-move columns of the card features are kept (float16); :func:`batch` adds the cards' fixed
+    identity columns back (the data of 1,600 games then take about 0.7 GB)."""
+    keys = ("x", "g", "mask", "n", "hand", "round", "steps", "game")
+    parts = []
+    for j, (deck, moves) in enumerate(zip(games["decks"], games["moves"], strict=True)):
+        rows: dict[str, list] = {k: [] for k in keys}
+        for i0, i1, state in replay(deck, moves):
+            for p, info in ((0, i0), (1, i1)):
+                if not informative(info):
+                    continue
+                x, g, m = features(info)
+                hand = np.zeros(52, bool)
+                hand[[c for c in range(52) if state.hands[1 - p] >> c & 1]] = True
+                for k, v in zip(keys, (x[:, IDENTITY:].astype(np.float16), g, m, info.opponent_hand_size, hand,
+                                       info.round, len(opponent_steps(info)), j), strict=True):  # fmt: skip
+                    rows[k].append(v)
+        parts.append({k: np.array(v) for k, v in rows.items()})
+    return {k: np.concatenate([p[k] for p in parts]) for k in keys}
+
+
+def batch(data: dict[str, np.ndarray], idx: np.ndarray | None = None):
+    """``(x, g, mask, n, hand)`` tensors of the rows ``idx`` (all rows without), as the net takes them."""
+    idx = np.arange(len(data["n"])) if idx is None else idx
+    t = torch.from_numpy
+    m = t(data["mask"][idx])
+    ident = t(CARD_TABLE[:, :IDENTITY])[None] * m[..., None]
+    x = torch.cat([ident, t(data["x"][idx]).float()], 2)
+    return x, t(data["g"][idx]), m, t(data["n"][idx]).long(), t(data["hand"][idx])
+
+
+def mean_nll(net: BeliefNet, data: dict[str, np.ndarray], idx: np.ndarray | None = None, size: int = 2048) -> float:
+    """Mean negative log-likelihood (nats per position) of the true hands of rows ``idx``."""
+    idx = np.arange(len(data["n"])) if idx is None else idx
+    total = 0.0
+    with torch.no_grad():
+        for lo in range(0, len(idx), size):
+            x, g, m, n, h = batch(data, idx[lo : lo + size])
+            total -= float(hand_log_likelihood(net(x, g), m, n, h).sum())
+    return total / max(1, len(idx))
+
+
+def train(
+    data: dict[str, np.ndarray],
+    epochs: int,
+    seed: int = 0,
+    hidden: int = 64,
+    checkpoint: Path | None = None,
+    device: str = "cpu",
+    on_epoch: Callable[[int, dict], None] | None = None,
+    lr: float = 1e-3,
+    weight_decay: float = 1e-4,
+) -> tuple[BeliefModel, dict]:
+    """Fit a :class:`BeliefNet` (the module docstring's step 3); returns the model at its best
+    held-out epoch and the history. Resumes from ``checkpoint`` when it exists."""
+    torch.manual_seed(seed)
+    games = np.unique(data["game"])
+    val_games = set(np.random.default_rng(seed).permutation(games)[: max(1, len(games) // 10)].tolist())
+    is_val = np.array([gm in val_games for gm in data["game"]])
+    tr, va = np.flatnonzero(~is_val), np.flatnonzero(is_val)
+    dev = torch.device(device)
+    net = BeliefNet(hidden).to(dev)
+    opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
+    state = {"epoch": 0, "history": [], "best": None, "best_state": None, "seconds": 0.0}
+    if checkpoint is not None and checkpoint.exists():
+        blob = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        net.load_state_dict(blob["net"])
+        opt.load_state_dict(blob["opt"])
+        state = blob["state"]
+    g = torch.Generator().manual_seed(seed)
+    for _ in range(state["epoch"]):  # the same shuffles as an uninterrupted run
+        torch.randperm(len(tr), generator=g)
+    for epoch in range(state["epoch"], epochs):
+        t0 = time.perf_counter()
+        net.train()
+        order = tr[torch.randperm(len(tr), generator=g).numpy()]
+        for lo in range(0, len(order), 1024):
+            x, gg, m, n, h = (v.to(dev) for v in batch(data, order[lo : lo + 1024]))
+            loss = -hand_log_likelihood(net(x, gg), m, n, h).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        net.eval()
+        va_nll = mean_nll(net.cpu(), data, va)
+        net.to(dev)
+        row = {"epoch": epoch + 1, "val_nll": round(va_nll, 5)}
+        state["history"].append(row)
+        if state["best"] is None or va_nll < state["best"]["val_nll"]:
+            state["best"] = row
+            state["best_state"] = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+        state["epoch"] = epoch + 1
+        state["seconds"] += time.perf_counter() - t0
+        if checkpoint is not None:
+            tmp = checkpoint.with_name(checkpoint.name + ".tmp")
+            torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "state": state}, tmp)
+            tmp.replace(checkpoint)
+        if on_epoch is not None:
+            on_epoch(epoch + 1, row)
+    best = BeliefNet(hidden)
+    best.load_state_dict(state["best_state"])
+    report = {
+        "epochs": epochs,
+        "best_epoch": state["best"]["epoch"],
+        "val_nll": state["best"]["val_nll"],
+        "history": state["history"],
+        "train_positions": len(tr),
+        "val_positions": len(va),
+        "train_seconds": round(state["seconds"], 1),
+        "features": {"card": CARD_FEATURES, "global": GLOBAL_FEATURES},
+    }
+    return BeliefModel(best), report
+
+
+#: what a folder of ``pasur hidden-train belief`` holds (a rerun resumes it)
+OWNED = ["belief.json", "games", "checkpoint.pt", "checkpoint-2.pt", "belief-weights.pt", "belief-weights.card.json",
+         "results.json", "table.md", "calibration.png"]  # fmt: skip
+
+
+def run_belief(
+    out: Path,
+    games: int = 1600,
+    test_games: int = 300,
+    epochs: int = 10,
+    seed: int = 0,
+    sample_seed: int = 0,
+    device: str = "cpu",
+    self_play: int = 0,
+    on_step: Callable[[str], None] | None = None,
+    on_games: Callable[[str, int, int], None] | None = None,
+    on_epoch: Callable[[int, dict], None] | None = None,
+) -> dict:
+    """Everything, from scratch or resumed in ``out``: play the games, train, save the weights
+    with their card, evaluate on the held-out games; returns the card's ``fit``. With
+    ``self_play``, a second generation: that many more games (the decks after the training ones)
+    of PIMC and IS-PIMC sampling their worlds from the first model (:data:`SELF_MIX`), and a model
+    trained from scratch on all the games, the one kept."""
+    import json
+
+    from pasur.common.errors import PasurInputError
+    from pasur.common.outputs import prepare_resumable_dir, write_text_atomic
+    from pasur.hidden import belief_eval
+
+    say = on_step or (lambda _: None)
+    spec = {"games": games, "test_games": test_games, "epochs": epochs, "seed": seed, "sample_seed": sample_seed,
+            "mix": [list(m) for m in MIX], "test_seed": TEST_SEED, "self_play": self_play,
+            "self_mix": [list(m) for m in SELF_MIX]}  # fmt: skip
+    if seed + games + self_play > TEST_SEED:
+        raise PasurInputError(f"--seed {seed} with {games + self_play:,} games reaches the held-out seeds "
+                              f"({TEST_SEED:,} on)")  # fmt: skip
+    prepare_resumable_dir(out, OWNED)
+    spec_file = out / "belief.json"
+    if spec_file.exists():  # the same games; more epochs go on from the checkpoint
+        before = json.loads(spec_file.read_text(encoding="utf-8"))
+        if {k: v for k, v in before.items() if k != "epochs"} != {k: v for k, v in spec.items() if k != "epochs"}:
+            raise PasurInputError(f"{out} holds a run with other options ({spec_file}); choose another folder")
+    write_text_atomic(spec_file, json.dumps(spec, indent=1) + "\n")
+    say(f"playing {test_games:,} held-out and {games:,} training games")
+    tick = (lambda kind: lambda done, total: on_games(kind, done, total)) if on_games else (lambda kind: None)
+    test = load_games(generate(out / "games", "test", test_games, TEST_SEED, sample_seed, tick("test")))
+    train_games = load_games(generate(out / "games", "train", games, seed, sample_seed, tick("train")))
+    say("building the training positions")
+    data = samples(train_games)
+    say(f"training on {len(data['n']):,} positions")
+    model, report = train(data, epochs, sample_seed, checkpoint=out / "checkpoint.pt", device=device,
+                          on_epoch=on_epoch)  # fmt: skip
+    games_seconds = float(train_games["seconds"])
+    del train_games
+    first: dict = {}
+    if self_play:
+        say("evaluating the first model on the held-out games")
+        s1 = belief_eval.summarize(belief_eval.score(model, test))["by_round"]
+        first_model = {k: report[k] for k in ("val_nll", "best_epoch", "train_seconds")}
+        first_model["held_out_log_likelihood"] = {k: v["log_likelihood"] for k, v in s1.items()}
+        first = {"first_model": first_model}
+        say(f"playing {self_play:,} games of {', '.join(m[0] for m in SELF_MIX)} with the first model's belief")
+        own = load_games(generate(out / "games", "self", self_play, seed + games, sample_seed, tick("self"),
+                                  SELF_MIX, model))  # fmt: skip
+        extra = samples(own)
+        extra["game"] = extra["game"] + int(data["game"].max()) + 1
+        data = {k: np.concatenate([data.pop(k), extra.pop(k)]) for k in list(data)}
+        first["self_play_seconds"] = round(float(own["seconds"]), 1)
+        say(f"training the second model on {len(data['n']):,} positions")
+        model, report = train(data, epochs, sample_seed, checkpoint=out / "checkpoint-2.pt", device=device,
+                              on_epoch=on_epoch)  # fmt: skip
+    del data
+    say("evaluating on the held-out games")
+    t0 = time.perf_counter()
+    summary = belief_eval.summarize(belief_eval.score(model, test))
+    fit = {
+        **spec,
+        "train_decks": f"seeds {seed}..{seed + games - 1}",
+        "self_play_decks": f"seeds {seed + games}..{seed + games + self_play - 1}" if self_play else "none",
+        "test_decks": f"seeds {TEST_SEED}..{TEST_SEED + test_games - 1}",
+        "games_seconds": round(games_seconds, 1),
+        "test_games_seconds": round(float(test["seconds"]), 1),
+        **first,
+        **{k: v for k, v in report.items() if k != "history"},
+        "history": report["history"],
+        "held_out": {
+            k: {
+                "positions": v["positions"],
+                "log_likelihood": v["log_likelihood"],
+                "ece": {m: v["calibration"][m]["ece"] for m in belief_eval.MODELS},
+            }
+            for k, v in summary["by_round"].items()
+        },
+        "eval_seconds": round(time.perf_counter() - t0, 1),
+    }
+    model.save(out / "belief-weights.pt", fit)
+    belief_eval.write(summary, {"fit": {k: v for k, v in fit.items() if k not in ("history", "held_out")}}, out)
+    return fit
