@@ -178,3 +178,45 @@ def leak_watch(monkeypatch):
         monkeypatch.setattr(GameService, name, hook(getattr(GameService, name)))
     yield watch
     assert not watch.leaks, watch.leaks
+
+
+# -- tables for two people: what a player may see at each message ---------------------------------
+
+
+def table_hidden(hand: dict, moves_played: int, player: int) -> int:
+    """The cards ``player`` of a table may not see after ``moves_played`` moves of ``hand`` (a
+    stored table hand), from the referee's side: the other seat's unplayed cards of the round and
+    every card of the rounds not yet dealt."""
+    from pasur.web.tables import seat_of
+
+    so_far = {"deck": hand["deck"], "seat": seat_of(hand, player), "moves": hand["moves"][:moves_played]}
+    return referee_hidden(so_far, hand_game(so_far))
+
+
+def table_leaks(message, hands: list[dict], player: int) -> list[str]:
+    """What is wrong with one message sent to ``player`` of a table whose hands (as stored now)
+    are ``hands``: the view and each step are checked against the cards hidden at the state they
+    show (their hand number and moves played), and no key may carry the deck."""
+    problems = []
+    pieces = []
+    if isinstance(message, dict) and "view" in message:
+        pieces.append(({k: v for k, v in message["view"].items()}, message["view"]))
+        pieces += [(s, s) for s in message.get("steps", [])]
+    elif isinstance(message, dict) and "hand" in message and "hand_number" in message:
+        pieces.append(({k: v for k, v in message.items() if k != "steps"}, message))
+        pieces += [(s, s) for s in message.get("steps", [])]
+    for piece, where in pieces:
+        state = where.get("hand") or where.get("state")
+        if state is None:
+            continue
+        hand = hands[where["hand_number"] - 1]
+        hidden = cards_named(piece) & table_hidden(hand, state["moves_played"], player)
+        if hidden:
+            at = f"hand {where['hand_number']}, move {state['moves_played']}"
+            problems.append(f"hidden cards {format_cards(hidden)} at {at}")
+    keys = {s for k, s in strings_of(message) if k is None} & SECRET_KEYS
+    if keys:
+        problems.append(f"secret keys {sorted(keys)}")
+    if any(h["deck"] in str(message) for h in hands):
+        problems.append("a deck")
+    return problems

@@ -20,6 +20,7 @@ from conftest import FAST
 from pasur.web.app import create_app
 from pasur.web.loadtest import free_port
 from pasur.web.service import hand_game
+from pasur.web.store import get_table
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 ARGS = [
@@ -69,23 +70,45 @@ def live_server(tmp_path):
     thread.join(timeout=30)
 
 
-@pytest.fixture
-def browser(tmp_path, monkeypatch):
-    _need_browser()
-    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager, if ever asked, downloads nothing
+def _driver(profile: Path, performance: bool = False):
+    """A headless Chromium of its own profile (its own localStorage: one person);
+    ``performance``: keep the DevTools network log (every WebSocket frame and HTTP response)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
     opts = Options()
     opts.binary_location = CHROMIUM
-    for a in [*ARGS, f"--user-data-dir={tmp_path / 'chromium-profile'}"]:
+    for a in [*ARGS, f"--user-data-dir={profile}"]:
         opts.add_argument(a)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL", **({"performance": "ALL"} if performance else {})})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
     driver.set_page_load_timeout(60)
+    return driver
+
+
+@pytest.fixture
+def browser(tmp_path, monkeypatch):
+    _need_browser()
+    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager, if ever asked, downloads nothing
+    driver = _driver(tmp_path / "chromium-profile")
     yield driver
     driver.quit()
+
+
+@pytest.fixture
+def two_browsers(tmp_path, monkeypatch):
+    """Two people: two browsers, each with its own profile, both logging their network traffic."""
+    _need_browser()
+    monkeypatch.setenv("SE_OFFLINE", "true")
+    drivers = []
+    try:
+        for name in ("alice", "bahar"):
+            drivers.append(_driver(tmp_path / f"profile-{name}", performance=True))
+        yield drivers
+    finally:
+        for d in drivers:
+            d.quit()
 
 
 def _shot(driver, tmp_path: Path, name: str) -> Path:
@@ -177,3 +200,158 @@ def test_a_whole_hand_by_clicking(live_server, browser, tmp_path):
     assert shot.stat().st_size > 10_000
     severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
     assert severe == [], severe
+
+
+class Traffic:
+    """What one browser received, read from its DevTools network log: every WebSocket frame and
+    every JSON body of the API, each checked for cards its player may not see at the state it
+    shows (``conftest.table_leaks``), as soon as it is read."""
+
+    def __init__(self, driver, app, player: int) -> None:
+        self.driver, self.app, self.player = driver, app, player
+        self.frames = 0
+        self.responses = 0
+        self.replays = 0
+
+    def check(self, table_id: str) -> None:
+        import json
+
+        from conftest import table_leaks
+
+        bodies = []
+        for entry in self.driver.get_log("performance"):
+            msg = json.loads(entry["message"])["message"]
+            method, params = msg.get("method"), msg.get("params", {})
+            if method == "Network.webSocketFrameReceived":
+                bodies.append(("ws", params["response"]["payloadData"]))
+                self.frames += 1
+            elif method == "Network.responseReceived" and "/api/" in params["response"]["url"]:
+                try:
+                    got = self.driver.execute_cdp_cmd("Network.getResponseBody", {"requestId": params["requestId"]})
+                except Exception:  # a body no longer kept (the page was reloaded): the frames still are
+                    continue
+                bodies.append((params["response"]["url"], got["body"]))
+                self.responses += 1
+        row = get_table(self.app.state.service.store, table_id)
+        for where, text in bodies:
+            data = json.loads(text)
+            if "/replay" in where:  # every card open: only of a hand that is over
+                assert row.hands[data["hand_number"] - 1]["result"] is not None
+                self.replays += 1
+                continue
+            problems = table_leaks(data, row.hands, self.player)
+            assert problems == [], (where, problems)
+
+
+def test_two_people_play_a_match_with_a_reload(live_server, two_browsers, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    base, app = live_server
+    alice, bahar = two_browsers
+    waits = {id(d): WebDriverWait(d, 60) for d in (alice, bahar)}
+    traffic = {id(alice): Traffic(alice, app, 0), id(bahar): Traffic(bahar, app, 1)}
+
+    def loaded(d):
+        waits[id(d)].until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+
+    # Alice opens a table: a short match, she is Alex in the first hand
+    alice.get(base + "/?delay=0")
+    loaded(alice)
+    alice.find_element(By.ID, "mode-match").click()
+    target = alice.find_element(By.ID, "target")
+    target.clear()
+    target.send_keys("25")
+    Select(alice.find_element(By.ID, "seat")).select_by_value("alex")
+    Select(alice.find_element(By.ID, "table-clock")).select_by_value("120")
+    alice.find_element(By.ID, "open-table").click()
+    link = waits[id(alice)].until(lambda d: d.find_element(By.ID, "invite-link").get_attribute("value"))
+    waits[id(alice)].until(ec.visibility_of_element_located((By.ID, "invite-panel")))
+    assert "#table=" in link and "&invite=" in link
+    table_id = alice.execute_script("return game.id")
+    _shot(alice, tmp_path, "web-table-invite.png")
+    # Bahar opens the invite link in her own browser
+    bahar.get(link)
+    loaded(bahar)
+
+    def state(d):
+        return d.execute_script(
+            "return view && view.kind === 'table' && {status: view.status, to: view.hand.to_move, "
+            "n: view.hand.moves_played, hand: view.hand_number, busy: busy}"
+        )
+
+    for d in (alice, bahar):
+        waits[id(d)].until(lambda d: (state(d) or {}).get("status") == "playing")
+    assert alice.find_element(By.ID, "invite-panel").is_displayed() is False
+    assert "invite=" not in bahar.current_url  # the spent invite is gone from the address
+    # the move clock counts down on both pages: Alice (Alex) leads
+    for d, words in ((alice, "Your clock: "), (bahar, "Their clock: ")):
+        waits[id(d)].until(lambda d, w=words: d.find_element(By.ID, "clock").text.startswith(w))
+
+    def settled(d, hand, n):
+        """This page shows the table after move ``n`` of ``hand`` (or a later hand)."""
+        s = state(d)
+        return s if s and not s["busy"] and (s["hand"], s["n"]) >= (hand, n) else False
+
+    rng = random.Random(11)
+    moves, reloaded, hands = 0, False, 1
+    while True:
+        sa, sb = state(alice), state(bahar)
+        if sa["status"] == "over" and sb["status"] == "over":
+            break
+        if sa["status"] == "hand_over":
+            for d in (alice, bahar):
+                waits[id(d)].until(ec.visibility_of_element_located((By.ID, "result")))
+            traffic[id(alice)].check(table_id)
+            traffic[id(bahar)].check(table_id)
+            alice.find_element(By.ID, "next-hand").click()
+            hands += 1
+            for d in (alice, bahar):
+                waits[id(d)].until(lambda d, h=hands: (state(d) or {}).get("hand") == h)
+            continue
+        mover = alice if sa["to"] == "you" else bahar
+        other = bahar if mover is alice else alice
+        legal = mover.execute_script("return view.hand.legal")
+        captures = [a for a in legal if a["captured"]]
+        action = rng.choice(captures) if captures and rng.random() < 0.8 else rng.choice(legal)
+        hand, n = sa["hand"], sa["n"]
+        mover.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
+        for c in action["captured"]:
+            pool_card = mover.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
+            if "chosen" not in pool_card.get_attribute("class"):
+                pool_card.click()
+        mover.find_element(By.ID, "play").click()
+        moves += 1
+        for d in (mover, other):
+            waits[id(d)].until(lambda d, at=(hand, n + 1): settled(d, *at))
+        traffic[id(mover)].check(table_id)
+        traffic[id(other)].check(table_id)
+        if moves == 13 and not reloaded:  # mid-hand, Bahar reloads: the table comes back as it was
+            reloaded = True
+            bahar.refresh()
+            loaded(bahar)
+            waits[id(bahar)].until(lambda d, at=(hand, n + 1): settled(d, *at))
+            assert state(bahar)["n"] == n + 1
+            _shot(bahar, tmp_path, "web-table-reloaded.png")
+    assert reloaded and hands >= 1 and moves == 24 * 2 * hands
+    # the end of the match on both pages: one wins, the other is told so
+    titles = []
+    for d in (alice, bahar):
+        waits[id(d)].until(ec.visibility_of_element_located((By.ID, "result")))
+        titles.append(d.find_element(By.ID, "result-title").text)
+    assert sorted(titles) == sorted(["You win the match!", "Your friend wins the match"]), titles
+    stored = get_table(app.state.service.store, table_id)
+    assert stored.status == "over" and len(stored.hands) == hands
+    # the replay, every card open, on both pages
+    for d in (alice, bahar):
+        WebDriverWait(d, 180).until(lambda d: d.find_element(By.ID, "show-replay").is_enabled())
+        d.find_element(By.ID, "show-replay").click()
+        table = waits[id(d)].until(ec.visibility_of_element_located((By.ID, "replay-table")))
+        assert len(table.find_elements(By.CSS_SELECTOR, "tr")) == 49
+    _shot(alice, tmp_path, "web-table-final.png")
+    for d in (alice, bahar):
+        traffic[id(d)].check(table_id)
+        assert traffic[id(d)].frames >= moves and traffic[id(d)].replays >= 1 and traffic[id(d)].responses >= 2
+        severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+        assert severe == [], severe

@@ -47,3 +47,35 @@ def test_the_database_check_finds_what_is_wrong(client, db):
     problems = check_database(db, runs)
     assert len(problems) == 3
     assert "not in the database" in problems[0] and "stored result" in problems[1] and "client saw" in problems[2]
+
+
+def test_tables_of_two_players_over_websockets_lose_no_move(tmp_path):
+    """The tables' load test, small: 4 matches of two simulated players at once over real
+    WebSockets; every stored move reached both players exactly once (timings are not asserted)."""
+    from pasur.web.tableload import run_table_load
+
+    db = tmp_path / "tables.sqlite3"
+    with server(db, levels={"greedy": "greedy"}) as base:
+        report = run_table_load(base, db, tables=4, target=25, timeout=120)
+    s = report.summary()
+    assert report.errors == [] and report.problems == []
+    assert s["finished"] == 4 and s["errors"] == 0
+    assert s["lost_moves"] == s["duplicated_moves"] == s["mismatched_moves"] == 0
+    assert s["moves"] >= 4 * 48 and s["moves"] % 48 == 0
+    # each player saw every move: two receipts of each stored move
+    assert sum(len(p.seen) for r in report.runs for p in r.players) == 2 * s["moves"]
+
+
+def test_the_tables_check_counts_lost_duplicated_and_mismatched_moves(tmp_path):
+    from pasur.web.tableload import PlayerRun, TableLoadReport, TableRun, check_tables, run_table_load
+
+    db = tmp_path / "tables.sqlite3"
+    with server(db, levels={"greedy": "greedy"}) as base:
+        report = run_table_load(base, db, tables=1, target=1, timeout=120)
+    run = report.runs[0]
+    seen = run.players[0].seen
+    tampered = [seen[0], seen[0], *seen[2:-1], (seen[-1][0], seen[-1][1], "XX")]  # dup, lost, wrong card
+    fake = TableLoadReport(1, 1, [TableRun(run.id, (PlayerRun(tampered), run.players[1]))], 0.0)
+    check_tables(db, fake)
+    assert (fake.duplicated, fake.lost, fake.mismatched) == (1, 1, 1)
+    assert fake.problems == []

@@ -78,3 +78,19 @@ def test_the_panels_show_the_surs_that_score():
         ("sursText", [{"surs": 3, "surs_scored": 1}]),
         ("sursText", [{"surs": 1}]),
     ) == ["2", "3 (1 scored)", "1"]
+
+
+def test_every_word_of_the_tables_is_in_strings_js():
+    """The tables' words go through ``t("key")`` (``static/strings.js``): every key the page uses
+    (in ``tables.js`` and as ``data-t`` in ``index.html``) has an English string, and every string
+    is used."""
+    import re
+
+    static = APP_JS.parent
+    strings = (static / "strings.js").read_text(encoding="utf-8")
+    defined = set(re.findall(r'^\s*"([a-z_]+(?:\.[a-z_]+)+)":', strings, flags=re.M))
+    used = set(re.findall(r'"((?:friend|invite|table|live|clock)\.[a-z_.]+)"', (static / "tables.js").read_text()))
+    used |= set(re.findall(r'data-t="([a-z_.]+)"', (static / "index.html").read_text()))
+    assert used and defined
+    assert used - defined == set(), "keys without a string"
+    assert defined - used == set(), "strings no page uses"

@@ -111,3 +111,39 @@ def serve(
     note(f"pasur: serving on http://{host}:{port}/ (games in {path}; answers to Host {', '.join(hosts)}); Ctrl-C stops")
     uvicorn.run(web, host=host, port=port, log_level="warning" if quiet else "info", access_log=not quiet)
     web.state.service.store.close_all()  # uvicorn's shutdown did it too: the file alone holds every game
+
+
+@command(app, name="web-load")
+def web_load(
+    tables: Annotated[int, typer.Option("--tables", min=1, max=1000, help="Tables played at once.")] = 100,
+    target: Annotated[
+        int, typer.Option("--target", min=1, max=1000, help="Each table plays a match to this many points.")
+    ] = 62,
+    timeout: Annotated[float, typer.Option("--timeout", min=1, max=3600, help="Seconds any one wait may take.")] = 120,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Also write the figures to this JSON file.")] = None,
+) -> None:
+    """Load test of the tables for two people on 127.0.0.1: a real server on a temporary database,
+    N tables of two simulated players over WebSockets, each playing a whole match at once; prints
+    tables, moves, errors, lost and duplicated moves (0 when all is well), move latency and wall
+    time. Exits 1 if any move was lost, duplicated or refused."""
+    import json
+    import tempfile
+
+    from pasur.web.loadtest import server
+    from pasur.web.tableload import run_table_load
+
+    if json_out is not None:
+        make_parents(json_out, "--json")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "tables.sqlite3"
+        with server(db, levels={"greedy": "greedy"}) as base:
+            report = run_table_load(base, db, tables, target, timeout=timeout)
+    summary = report.summary()
+    text = json.dumps(summary, indent=1)
+    print(text)
+    if json_out is not None:
+        json_out.write_text(text + "\n")
+    bad = summary["errors"] or summary["lost_moves"] or summary["duplicated_moves"] or summary["mismatched_moves"]
+    if bad:
+        note(f"problems: {(report.errors + report.problems)[:5]}")
+        raise typer.Exit(1)

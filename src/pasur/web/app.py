@@ -12,55 +12,31 @@ On shutdown the database is checkpointed (the file alone then holds every game).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
-from fastapi import FastAPI, Header, Query, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pasur import __version__
-from pasur.game.match import MAX_TARGET, PRESETS, MatchRules
+from pasur.game.match import PRESETS, MatchRules
 from pasur.web.guard import LOOPBACK_HOSTS, MAX_BODY, Guard
 from pasur.web.levels import DEFAULT_LEVEL, HINT_LEVEL
+from pasur.web.live import Hub
+from pasur.web.models import MoveIn, NewGame, Token
 from pasur.web.service import BadInput, GameError, GameService
 from pasur.web.store import Store
+from pasur.web.tables import TableService
+from pasur.web.tables_api import add_table_routes
 
 STATIC = Path(__file__).with_name("static")
-TOKEN_HEADER = "X-Pasur-Token"
 log = logging.getLogger("pasur.web")
-
-Card = Annotated[str, Field(min_length=1, max_length=8)]
-Token = Annotated[str | None, Header(alias=TOKEN_HEADER, max_length=256)]
-
-
-class RulesIn(BaseModel):
-    """Match rules; the default (``target`` null) is a single hand."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    target: int | None = Field(None, ge=1, le=MAX_TARGET)
-    sur_cancellation: bool = False
-    fifty_point_rule: bool = False
-
-
-class NewGame(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    level: str = Field(DEFAULT_LEVEL, min_length=1, max_length=32)
-    rules: RulesIn = Field(default_factory=RulesIn)
-    seat: Literal["alex", "bob"] = "alex"
-    seed: int | None = Field(None, ge=0, le=2**53)
-
-
-class MoveIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    card: Card
-    captured: list[Card] = Field(default_factory=list, max_length=52)
-    moves_played: int | None = Field(None, ge=0, le=48)
 
 
 def _error(status: int, message: str, **extra) -> JSONResponse:
@@ -75,19 +51,27 @@ def create_app(
     max_body: int = MAX_BODY,
     allow_seeds: bool = False,
     allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
+    clock: Callable[[], float] = time.time,
+    sweep_every: float = 1.0,
 ) -> FastAPI:
     """The app on the SQLite file ``db_path`` (created if missing). ``levels``: level name ->
     agent spec (default :data:`pasur.web.levels.LEVELS`); ``hint_level``: the level hints come
     from; ``allow_seeds``: whether a new game may name its deal's seed (whoever knows the seed
     knows every card, so only for practice and tests); ``allowed_hosts``: the host names the
     server is served as, the only ``Host`` headers answered (default: this machine's loopback
-    names); the service is ``app.state.service``."""
+    names); ``clock``: the tables' move clock (tests move it by hand), checked every
+    ``sweep_every`` seconds; the service is ``app.state.service``, the tables'
+    ``app.state.tables`` and their WebSocket hub ``app.state.hub``."""
     service = GameService(Store(db_path), levels, hint_level)
+    tables = TableService(service, clock)
+    hub = Hub(tables, sweep_every)
     default_level = DEFAULT_LEVEL if DEFAULT_LEVEL in service.levels else next(iter(service.levels))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        hub.start()
         yield
+        await hub.stop()
         service.store.close_all()  # checkpoint: the games are in the database file, not its -wal
 
     api = FastAPI(
@@ -99,6 +83,8 @@ def create_app(
         lifespan=lifespan,
     )
     api.state.service = service
+    api.state.tables = tables
+    api.state.hub = hub
     api.add_middleware(Guard, max_body=max_body, allowed_hosts=allowed_hosts)
 
     @api.exception_handler(GameError)
@@ -177,4 +163,5 @@ def create_app(
     def get_replay(game_id: str, token: Token = None, hand: Annotated[int | None, Query(ge=1, le=1000)] = None) -> dict:
         return service.replay(game_id, token, hand)
 
+    add_table_routes(api, hub, allow_seeds=allow_seeds)
     return api

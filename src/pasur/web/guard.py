@@ -53,8 +53,16 @@ async def _answer(send, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def origin_host(origin: str) -> str:
+    """The host of an ``Origin`` header (``http://127.0.0.1:8000`` -> ``127.0.0.1``)."""
+    rest = origin.strip().split("://", 1)[-1]
+    return host_name(rest.split("/", 1)[0])
+
+
 class Guard:
-    """Wraps an ASGI app (see the module docstring)."""
+    """Wraps an ASGI app (see the module docstring). A WebSocket is refused (closed before it is
+    accepted) unless its ``Host``, and its ``Origin`` when a browser sends one, name a host the
+    server is served as: a page of another site cannot open a table's socket."""
 
     def __init__(self, app, max_body: int = MAX_BODY, allowed_hosts: Iterable[str] = LOOPBACK_HOSTS) -> None:
         self.app = app
@@ -62,6 +70,9 @@ class Guard:
         self.allowed_hosts = normalize_hosts(allowed_hosts)
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -111,3 +122,15 @@ class Guard:
             return await receive()
 
         await self.app(scope, replay, send_with_headers)
+
+    async def _websocket(self, scope, receive, send) -> None:
+        headers = dict(scope.get("headers", []))
+        host = headers.get(b"host")
+        origin = headers.get(b"origin")
+        ok = host is not None and host_name(host.decode("latin-1")) in self.allowed_hosts
+        if ok and origin is not None:
+            ok = origin_host(origin.decode("latin-1")) in self.allowed_hosts
+        if not ok:
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await self.app(scope, receive, send)

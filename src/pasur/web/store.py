@@ -6,6 +6,9 @@ its last answered request. Writes are optimistic: a row is replaced only if its 
 the one read, so two servers (or two requests) on one game cannot lose a move.
 
 The token is stored as its SHA-256 only: a copy of the database does not let anyone play.
+
+Tables for two people (:mod:`pasur.web.tables`) live in the same file, one row per table in
+``tables`` (schema 2; a schema-1 file is migrated in place by adding that table, its games kept).
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from pathlib import Path
 
 from pasur.common.errors import PasurInputError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: schemas this code reads (older ones are migrated on open)
+READABLE_SCHEMAS = (1, 2)
 #: the ``meta`` row that marks a database as this app's (written when the app creates it)
 APP_KEY, APP_NAME = "app", "pasur-web"
 
@@ -37,6 +42,21 @@ CREATE TABLE IF NOT EXISTS games (
     seed INTEGER,
     status TEXT NOT NULL,
     totals TEXT NOT NULL,
+    hands TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tables (
+    id TEXT PRIMARY KEY,
+    seats TEXT NOT NULL,
+    invite_sha256 TEXT,
+    rules TEXT NOT NULL,
+    clock_s INTEGER,
+    deadline REAL,
+    sample_seed INTEGER NOT NULL,
+    seed INTEGER,
+    status TEXT NOT NULL,
     hands TEXT NOT NULL,
     version INTEGER NOT NULL,
     created_at REAL NOT NULL,
@@ -99,10 +119,13 @@ class Store:
             got = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if got is None:
                 db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            elif int(got[0]) != SCHEMA_VERSION:
+            elif not got[0].isdigit() or int(got[0]) not in READABLE_SCHEMAS:
                 raise PasurInputError(
-                    f"{self.path}: a games database of schema {got[0]}; this pasur reads schema {SCHEMA_VERSION}"
+                    f"{self.path}: a games database of schema {got[0]}; this pasur reads schemas "
+                    f"{', '.join(map(str, READABLE_SCHEMAS))}"
                 )
+            elif int(got[0]) != SCHEMA_VERSION:  # schema 1: the tables table was just added
+                db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
             db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (APP_KEY, APP_NAME))
 
     def _check_ours(self, db: sqlite3.Connection) -> None:
@@ -286,3 +309,123 @@ class Store:
     def count(self) -> int:
         with self._connect() as db:
             return int(db.execute("SELECT COUNT(*) FROM games").fetchone()[0])
+
+
+# -- tables for two people ------------------------------------------------------------------------
+
+
+@dataclass
+class TableRow:
+    """A stored table of two people (:mod:`pasur.web.tables`). ``seats``: two dicts, one per
+    player (``kind`` ``open``/``person``/``ai``, ``token_sha256`` of a person, ``level`` of an AI);
+    ``hands``: one dict per hand dealt (``deck``, ``alex``: the player who is Alex, ``moves``,
+    ``result`` once over, in player order, ``replay`` once computed); ``deadline``: when the player
+    to move runs out of time (seconds of the service's clock), or ``None``."""
+
+    id: str
+    seats: list[dict]
+    invite_sha256: str | None
+    rules: dict
+    clock_s: int | None
+    deadline: float | None
+    sample_seed: int
+    seed: int | None
+    status: str
+    hands: list[dict] = field(default_factory=list)
+    version: int = 0
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+_TABLE_COLUMNS = (
+    "id, seats, invite_sha256, rules, clock_s, deadline, sample_seed, seed, status, hands, version, created_at, "
+    "updated_at"
+)
+
+
+def _table_row(r: tuple) -> TableRow:
+    """A ``tables`` row; :class:`DamagedRow` (with no token: no owner is told more) if unreadable."""
+    try:
+        row = TableRow(
+            id=r[0],
+            seats=json.loads(r[1]),
+            invite_sha256=r[2],
+            rules=json.loads(r[3]),
+            clock_s=r[4],
+            deadline=r[5],
+            sample_seed=r[6],
+            seed=r[7],
+            status=r[8],
+            hands=json.loads(r[9]),
+            version=r[10],
+            created_at=r[11],
+            updated_at=r[12],
+        )
+    except (ValueError, TypeError) as e:
+        raise DamagedRow(str(r[0]), "", f"unreadable JSON ({e})") from None
+    ok = (
+        isinstance(row.seats, list)
+        and len(row.seats) == 2
+        and all(isinstance(s, dict) for s in row.seats)
+        and isinstance(row.rules, dict)
+        and isinstance(row.hands, list)
+        and row.hands
+        and all(isinstance(h, dict) for h in row.hands)
+    )
+    if not ok:
+        raise DamagedRow(row.id, "", "seats, rules or hands of the wrong shape")
+    return row
+
+
+def _table_values(row: TableRow) -> tuple:
+    return (
+        json.dumps(row.seats),
+        row.invite_sha256,
+        json.dumps(row.rules),
+        row.clock_s,
+        row.deadline,
+        row.sample_seed,
+        row.seed,
+        row.status,
+        json.dumps(row.hands, separators=(",", ":")),
+    )
+
+
+def get_table(store: Store, table_id: str) -> TableRow | None:
+    with store._connect() as db:
+        r = db.execute(f"SELECT {_TABLE_COLUMNS} FROM tables WHERE id = ?", (table_id,)).fetchone()
+    return None if r is None else _table_row(r)
+
+
+def table_ids_with_deadline(store: Store, before: float) -> list[str]:
+    """Tables whose player to move ran out of time by ``before`` (the clock's sweep)."""
+    with store._connect() as db:
+        return [
+            i for (i,) in db.execute("SELECT id FROM tables WHERE deadline IS NOT NULL AND deadline <= ?", (before,))
+        ]
+
+
+def insert_table(store: Store, row: TableRow) -> None:
+    row.created_at = row.updated_at = time.time()
+    row.version = 1
+    with store.transaction() as db:
+        db.execute(
+            f"INSERT INTO tables ({_TABLE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (row.id, *_table_values(row), row.version, row.created_at, row.updated_at),
+        )
+
+
+def update_table(store: Store, row: TableRow) -> None:
+    """Write ``row`` back in one transaction if nobody changed it since it was read (else
+    :class:`StaleWrite`); bumps its version."""
+    now = time.time()
+    with store.transaction() as db:
+        cur = db.execute(
+            "UPDATE tables SET seats = ?, invite_sha256 = ?, rules = ?, clock_s = ?, deadline = ?, sample_seed = ?, "
+            "seed = ?, status = ?, hands = ?, version = ?, updated_at = ? WHERE id = ? AND version = ?",
+            (*_table_values(row), row.version + 1, now, row.id, row.version),
+        )
+        if cur.rowcount != 1:
+            raise StaleWrite(row.id)
+    row.version += 1
+    row.updated_at = now

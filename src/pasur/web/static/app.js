@@ -16,6 +16,20 @@ let busy = false;
 
 const $ = (id) => document.getElementById(id);
 
+// a table for two people (tables.js) is on screen, rather than a game against the AI
+function tableMode() {
+  return typeof Tables !== "undefined" && Tables.active();
+}
+
+// the other player in the forms written below ("AI", "The AI", "the AI"): a friend at a table
+function opp(form) {
+  return tableMode() ? Tables.other(form) : form;
+}
+
+function gamePath() {
+  return tableMode() ? Tables.path() : `/api/games/${game.id}`;
+}
+
 // "1 card", "2 cards"
 function plural(n, word) {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -30,13 +44,13 @@ function sursText(p) {
 function summaryText(h, m) {
   const you = h.players.you;
   const ai = h.players.ai;
-  let text = `Captured: you ${plural(you.pile_count, "card")} (${plural(you.clubs, "club")}), the AI ${ai.pile_count} (${plural(ai.clubs, "club")}).`;
+  let text = `Captured: you ${plural(you.pile_count, "card")} (${plural(you.clubs, "club")}), ${opp("the AI")} ${ai.pile_count} (${plural(ai.clubs, "club")}).`;
   if (h.sweep) {
     const n = h.sweep.cards.length;
     const what = n === 1 ? "The last card" : `The last ${n} cards`;
-    text += ` ${what} of the pool went to ${h.sweep.to === "you" ? "you" : "the AI"}, the last to capture.`;
+    text += ` ${what} of the pool went to ${h.sweep.to === "you" ? "you" : opp("the AI")}, the last to capture.`;
   }
-  if (m.target !== null) text += ` Match: you ${m.totals.you}, the AI ${m.totals.ai} (to ${m.target}).`;
+  if (m.target !== null) text += ` Match: you ${m.totals.you}, ${opp("the AI")} ${m.totals.ai} (to ${m.target}).`;
   return text;
 }
 
@@ -152,7 +166,7 @@ async function startGame(event) {
 // -- the table --------------------------------------------------------------------------------
 function playerEl(p, who) {
   const box = el("div");
-  const name = who === "you" ? `You (${p.seat})` : `AI: ${view.level} (${p.seat})`;
+  const name = who === "you" ? `You (${p.seat})` : tableMode() ? `${opp("AI")} (${p.seat})` : `AI: ${view.level} (${p.seat})`;
   box.append(el("span", { class: "name", text: name }));
   const stat = (label, value, cls) => {
     const s = el("span", { class: "stat " + cls });
@@ -187,10 +201,10 @@ function render() {
   sb.append(
     item("Round", `${h.round + 1} of 6`, "round"),
     item("Cards left to deal", h.cards_to_deal, "to-deal"),
-    item("Level", view.level),
   );
+  if (!tableMode()) sb.append(item("Level", view.level));
   if (m.target !== null) {
-    sb.append(item("Hand", view.hand_number), item("Match", `you ${m.totals.you} – AI ${m.totals.ai} (to ${m.target})`, "totals"));
+    sb.append(item("Hand", view.hand_number), item("Match", `you ${m.totals.you} – ${opp("AI")} ${m.totals.ai} (to ${m.target})`, "totals"));
   }
   const rules = [];
   if (view.rules.sur_cancellation) rules.push("Sur cancellation");
@@ -224,10 +238,11 @@ function render() {
   renderChoices(myTurn);
   $("controls").hidden = view.status !== "playing";
   $("hint").disabled = !myTurn;
+  $("hint").hidden = tableMode();
   const hist = $("history");
   hist.replaceChildren();
   for (const mv of h.history) {
-    hist.append(el("li", { text: `${mv.by === "you" ? "You" : "AI"}: ${mv.text}${mv.sur ? " (Sur!)" : ""}` }));
+    hist.append(el("li", { text: `${mv.by === "you" ? "You" : opp("AI")}: ${mv.text}${mv.sur ? " (Sur!)" : ""}` }));
   }
 }
 
@@ -284,6 +299,7 @@ function togglePool(card) {
 }
 
 async function sendMove(action) {
+  if (tableMode()) return Tables.move(action);
   if (busy || !action) return;
   busy = true;
   $("hint-box").hidden = true;
@@ -317,9 +333,9 @@ async function playSteps(data) {
     selected = null;
     chosen = new Set();
     render();
-    say(`${step.by === "you" ? "You" : "The AI"}: ${step.move.text}${step.state.history.at(-1).sur ? " (Sur!)" : ""}`);
+    say(`${step.by === "you" ? "You" : opp("The AI")}: ${step.move.text}${step.state.history.at(-1).sur ? " (Sur!)" : ""}`);
     markPlayed(step.move.card);
-    if (step.by === "ai" && DELAY > 0) await sleep(DELAY);
+    if (step.by === "ai" && DELAY > 0 && !tableMode()) await sleep(DELAY);
   }
   view = data;
   render();
@@ -376,7 +392,9 @@ async function handOver() {
   const m = view.match;
   show(["table", "result"]);
   let title;
-  if (m.target === null) {
+  if (tableMode()) {
+    title = Tables.title(r, m);
+  } else if (m.target === null) {
     title = r.points[0] > r.points[1] ? "You win the hand" : r.points[0] < r.points[1] ? "The AI wins the hand" : "A tie";
   } else if (m.over) {
     title = m.winner === "you" ? "You win the match!" : "The AI wins the match";
@@ -387,7 +405,7 @@ async function handOver() {
   const table = $("final-score");
   table.replaceChildren();
   const head = el("tr");
-  head.append(el("th", { text: "" }), el("th", { text: `You (${h.players.you.seat})` }), el("th", { text: `AI (${h.players.ai.seat})` }));
+  head.append(el("th", { text: "" }), el("th", { text: `You (${h.players.you.seat})` }), el("th", { text: `${opp("AI")} (${h.players.ai.seat})` }));
   table.append(head);
   for (const [label, a, b] of resultRows(r)) {
     const tr = el("tr");
@@ -410,7 +428,7 @@ async function loadReplay() {
   btn.disabled = true;
   btn.textContent = "Solving the deal with every card open…";
   try {
-    const data = await api("GET", `/api/games/${game.id}/replay?hand=${view.hand_number}`);
+    const data = await api("GET", `${gamePath()}/replay?hand=${view.hand_number}`);
     renderReplay(data);
     btn.disabled = false;
     btn.textContent = "Replay with every card open";
@@ -424,11 +442,11 @@ function renderReplay(data) {
   $("replay-summary").textContent =
     `With every card open, optimal play by both from the deal gives you ${fmtSigned(data.open_value)}. ` +
     `Your ${mine} moves cost ${data.your_cost.toFixed(2)} points against open-hand optimal play ` +
-    `(${data.your_mistakes} not optimal); the AI's cost ${data.ai_cost.toFixed(2)}. Deck: ${data.deal.deck}`;
+    `(${data.your_mistakes} not optimal); ${opp("the AI")}'s cost ${data.ai_cost.toFixed(2)}. Deck: ${data.deal.deck}`;
   const table = $("replay-table");
   table.replaceChildren();
   const head = el("tr");
-  for (const t of ["#", "stage", "who", "pool", "your hand", "AI's hand", "move played", "open-hand best", "cost"]) head.append(el("th", { text: t }));
+  for (const t of ["#", "stage", "who", "pool", "your hand", `${opp("AI")}'s hand`, "move played", "open-hand best", "cost"]) head.append(el("th", { text: t }));
   table.append(head);
   for (const m of data.moves) {
     const tr = el("tr", { class: m.by === "you" ? "mine" : "" });
@@ -441,7 +459,7 @@ function renderReplay(data) {
     tr.append(
       cell(String(m.n)),
       cell(m.stage),
-      cell(m.by === "you" ? "you" : "AI"),
+      cell(m.by === "you" ? "you" : opp("AI")),
       cell(cardRow(m.pool)),
       cell(cardRow(m.hands.you)),
       cell(cardRow(m.hands.ai)),
@@ -458,6 +476,7 @@ function fmtSigned(v) {
 }
 
 async function nextHand() {
+  if (tableMode()) return Tables.next();
   if (busy) return;
   busy = true;
   try {
@@ -473,6 +492,7 @@ async function nextHand() {
 }
 
 function forget() {
+  if (tableMode()) return Tables.leave(); // a new game: the AI plays on for the friend
   localStorage.removeItem(STORE_KEY);
   game = null;
   view = null;
@@ -511,6 +531,8 @@ window.addEventListener("DOMContentLoaded", async () => {
   $("again").addEventListener("click", forget);
   $("new-game").addEventListener("click", forget);
   await loadLevels();
-  if (!(await resume())) show(["setup"]);
+  const tables = typeof Tables !== "undefined";
+  if (tables) Tables.setup();
+  if (!((tables && (await Tables.resume())) || (await resume()))) show(["setup"]);
   document.body.setAttribute("data-ready", "1");
 });

@@ -1,0 +1,79 @@
+"""The HTTP and WebSocket endpoints of the tables for two people (``docs/web.md``, "Tables for
+two people"): each change goes through the hub, so both players hear of it at once."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Body, FastAPI, Query, WebSocket
+from starlette.concurrency import run_in_threadpool
+
+from pasur.game.match import MatchRules
+from pasur.web.live import Hub
+from pasur.web.models import JoinIn, LeaveIn, MoveIn, NewTable, SeatAiIn, Token
+from pasur.web.service import BadInput
+
+
+def _answer(update, player: int) -> dict:
+    """The HTTP answer of a change: the player's view and steps (what their socket got too)."""
+    payload = update.payloads[player]
+    return {**payload["view"], "steps": payload["steps"]}
+
+
+def add_table_routes(api: FastAPI, hub: Hub, *, allow_seeds: bool = False) -> None:
+    tables = hub.tables
+
+    @api.post("/api/tables", status_code=201)
+    async def new_table(body: NewTable) -> dict:
+        try:
+            rules = MatchRules(body.rules.target, body.rules.sur_cancellation, body.rules.fifty_point_rule)
+        except ValueError as e:
+            raise BadInput(str(e)) from None
+        if body.seed is not None and not allow_seeds:
+            raise BadInput("seeded deals are off on this server (whoever knows the seed knows every card)")
+        seat = 0 if body.seat == "alex" else 1
+        update, token, invite = await run_in_threadpool(
+            tables.create, rules, seat, body.clock_s, body.ai_level, body.seed
+        )
+        return {**_answer(update, seat), "token": token, "invite": invite}
+
+    @api.post("/api/tables/{table_id}/join")
+    async def join(table_id: str, body: JoinIn) -> dict:
+        update, token, player = await hub.change(table_id, tables.join, table_id, body.invite)
+        return {**_answer(update, player), "token": token}
+
+    @api.get("/api/tables/{table_id}")
+    async def get_table(table_id: str, token: Token = None) -> dict:
+        payload = await hub.look(table_id, token or "")
+        return {**payload["view"], "steps": payload["steps"]}
+
+    @api.post("/api/tables/{table_id}/moves")
+    async def move(table_id: str, body: MoveIn, token: Token = None) -> dict:
+        update = await hub.change(table_id, tables.move, table_id, token, body.card, body.captured, body.moves_played)
+        return _answer(update, update.actor)
+
+    @api.post("/api/tables/{table_id}/next")
+    async def next_hand(table_id: str, token: Token = None) -> dict:
+        update = await hub.change(table_id, tables.next_hand, table_id, token)
+        return _answer(update, update.actor)
+
+    @api.post("/api/tables/{table_id}/ai")
+    async def seat_ai(table_id: str, body: SeatAiIn, token: Token = None) -> dict:
+        update = await hub.change(table_id, tables.seat_ai, table_id, token, body.level)
+        return _answer(update, update.actor)
+
+    @api.post("/api/tables/{table_id}/leave")
+    async def leave(table_id: str, token: Token = None, body: Annotated[LeaveIn | None, Body()] = None) -> dict:
+        player = await run_in_threadpool(tables.player, table_id, token)
+        await hub.change(table_id, tables.leave, table_id, token, body.level if body else None)
+        return {"left": True, "player": player}
+
+    @api.get("/api/tables/{table_id}/replay")
+    async def replay(
+        table_id: str, token: Token = None, hand: Annotated[int | None, Query(ge=1, le=1000)] = None
+    ) -> dict:
+        return await run_in_threadpool(tables.replay, table_id, token, hand)  # a solve: not in the table's queue
+
+    @api.websocket("/api/tables/{table_id}/live")
+    async def live(ws: WebSocket, table_id: str) -> None:
+        await hub.serve(ws, table_id)
