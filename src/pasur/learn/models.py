@@ -185,8 +185,8 @@ class _Table:
     group: np.ndarray  # [n] int64: decision point (round, ply, node) within the table
 
 
-def read_training_table(path: Path) -> _Table:
-    """One strategy table as training data; refuses files that are not pasur strategy tables."""
+def _table_schema(path: Path):
+    """The Parquet schema of a pasur strategy table; refuses anything else in one line."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -196,9 +196,23 @@ def read_training_table(path: Path) -> _Table:
         raise PasurInputError(f"strategy table not found: {path}")
     try:
         schema = pq.read_schema(path)
-        missing = [c for c in (*FEATURE_COLUMNS, "probability", "node", "deck_id") if c not in schema.names]
-        if missing:
-            raise PasurInputError(f"{path}: not a pasur strategy table (no column {missing[0]!r})")
+    except (pa.ArrowInvalid, OSError) as e:
+        raise PasurInputError(f"{path}: not a readable Parquet strategy table ({e})") from None
+    missing = [c for c in (*FEATURE_COLUMNS, "probability", "node", "deck_id") if c not in schema.names]
+    if missing:
+        raise PasurInputError(f"{path}: not a pasur strategy table (no column {missing[0]!r})")
+    return schema
+
+
+def read_training_table(path: Path) -> _Table:
+    """One strategy table as training data; refuses files that are not pasur strategy tables."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pasur.solve.strategy_io import FEATURE_COLUMNS
+
+    schema = _table_schema(path)
+    try:
         pf = pq.ParquetFile(path)
         table = pf.read(columns=["probability", "node", "deck_id"])
     except (pa.ArrowInvalid, OSError) as e:
@@ -282,6 +296,13 @@ def fit_model(
     device = str(device)
     if not tables:
         raise PasurInputError("no strategy tables to fit")
+    # play weights first: they read the table (and may build its tree) on their own, and a tail
+    # deck's weights and training rows together would not fit where either alone does
+    weights_of: dict[Path, np.ndarray | None] = {}
+    for p in map(Path, tables):
+        _table_schema(p)
+        tree = (trees or {}).get(p)
+        weights_of[p] = play_row_weights(p, tree) if params.row_weights == "play" else None
     train = [read_training_table(Path(p)) for p in tables]
     valid = [read_training_table(Path(p)) for p in (validation_tables or [])]
     modes = {t.mode for t in train + valid}
@@ -300,8 +321,7 @@ def fit_model(
     for t in train:
         held = _split_groups(t.group, params.validation_fraction, params.sample_seed) if not valid else None
         keeps.append(None if held is None else np.flatnonzero(~held))
-        tree = (trees or {}).get(Path(t.path))
-        weights = play_row_weights(t.path, tree) if params.row_weights == "play" else None
+        weights = weights_of[Path(t.path)]
         if weights is not None:
             ws.append(weights if held is None else weights[keeps[-1]])
         if held is not None and held.any():
