@@ -24,7 +24,7 @@ from pasur.common.outputs import save_png, write_text_atomic
 from pasur.poker.crossplay import best_reply, claim, winnings
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
-from pasur.poker.experiments.checkpoints import CHECKPOINTS, load_checkpoint, save_checkpoint
+from pasur.poker.experiments.checkpoints import CHECKPOINTS, drive, load_checkpoint
 from pasur.poker.fictitious import LABELS, FictitiousPlay, local_regret
 from pasur.poker.policy import TabularPolicy
 from pasur.poker.run import make_solver
@@ -37,7 +37,6 @@ FIGURE_METHODS = ("cfr", "bufp-x", "bufp-ef", "xfp")
 AUTHORS_METHODS = (*FIGURE_METHODS, "bufp-authors", "bufp-authors-c10")
 TABLE_METHODS = ("cfr", "bufp-ef", "bufp-x")  # the paper's order
 
-SAVE_EVERY_S = 60.0
 #: measurements per decade of iterations
 PER_DECADE = 10
 #: the paper's numbers (its mb/h: one hand is one game, so mb/g), for the Markdown tables
@@ -149,43 +148,16 @@ def advance(
                   "measure_seconds": 0.0, "cpu_seconds": 0.0, "state": None}  # fmt: skip
         else:
             run.load(ck["state"])
-        done_points = {p["iteration"] for p in ck["trace"]}
-        last_save = time.monotonic()
         cpu0 = time.process_time()
         cpu_base = ck["cpu_seconds"]
-        for point in schedule(iterations):
-            while run.iteration < point:
-                t0 = time.perf_counter()
-                run.iterate(min(point - run.iteration, 200))
-                ck["solver_seconds"] += time.perf_counter() - t0
-                if report is not None:
-                    report(run.iteration)
-                if time.monotonic() - last_save > SAVE_EVERY_S and run.iteration < point:
-                    ck |= {
-                        "iteration": run.iteration,
-                        "state": run.state(),
-                        "cpu_seconds": cpu_base + time.process_time() - cpu0,
-                    }
-                    save_checkpoint(out, ck)
-                    last_save = time.monotonic()
-            if point in done_points:
-                continue
-            t0 = time.perf_counter()
-            row = {
-                "method": method,
-                "iteration": point,
-                "solver_seconds": ck["solver_seconds"],
-                **measure(engine, run.policy()),
-            }
-            ck["measure_seconds"] += time.perf_counter() - t0
-            ck["trace"].append(row)
-            ck |= {
-                "iteration": run.iteration,
-                "state": run.state(),
-                "cpu_seconds": cpu_base + time.process_time() - cpu0,
-            }
-            save_checkpoint(out, ck)
-            last_save = time.monotonic()
+
+        def row(point: int) -> dict:
+            return {"method": method, "iteration": point, "solver_seconds": ck["solver_seconds"],
+                    **measure(engine, run.policy())}  # fmt: skip
+
+        drive(ck, schedule(iterations), out, step=run.iterate, iteration=lambda: run.iteration, state=run.state,
+              measure=row, costs=lambda: {"cpu_seconds": cpu_base + time.process_time() - cpu0}, report=report,
+              chunk=200)  # fmt: skip
         if report is not None:
             report(run.iteration)
         return ck

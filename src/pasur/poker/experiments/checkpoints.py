@@ -54,6 +54,63 @@ def save_checkpoint(out: Path, ck: dict) -> None:
         torch.save(ck, tmp)
 
 
+#: a running method writes its checkpoint at least this often (seconds)
+SAVE_EVERY_S = 60.0
+
+
+def powers_of_two(n: int) -> list[int]:
+    """1, 2, 4, ... up to ``n``, and ``n``: where Figure 5 and the lossless solve measure."""
+    pts, p = set(), 1
+    while p <= n:
+        pts.add(p)
+        p *= 2
+    return sorted(pts | {n})
+
+
+def drive(
+    ck: dict,
+    points: list[int],
+    out: Path,
+    *,
+    step: Callable[[int], None],
+    iteration: Callable[[], int],
+    state: Callable[[], dict],
+    measure: Callable[[int], dict],
+    costs: Callable[[], dict] = dict,
+    report: Callable[[int], None] | None = None,
+    chunk: int = 1,
+    save_every: float = SAVE_EVERY_S,
+) -> dict:
+    """Advance one method through ``points`` and measure at each not yet in ``ck["trace"]``.
+
+    ``step(k)`` runs ``k`` more iterations (at most ``chunk`` at a time), ``measure(point)`` gives
+    the trace row; solver and measuring seconds are summed into ``ck``. The checkpoint (``ck``
+    with ``costs()``, the iteration and ``state()``) is saved after each measurement and at least
+    every ``save_every`` seconds in between, so a stopped run loses at most that much."""
+    done = {p["iteration"] for p in ck["trace"]}
+    last_save = time.monotonic()
+    for point in points:
+        while iteration() < point:
+            t0 = time.perf_counter()
+            step(min(point - iteration(), chunk))
+            ck["solver_seconds"] += time.perf_counter() - t0
+            if report is not None:
+                report(iteration())
+            if time.monotonic() - last_save > save_every and iteration() < point:
+                save_checkpoint(out, ck | costs() | {"iteration": iteration(), "state": state()})
+                last_save = time.monotonic()
+        if point in done:
+            continue
+        t0 = time.perf_counter()
+        row = measure(point)
+        ck["measure_seconds"] += time.perf_counter() - t0
+        ck["trace"].append(row)
+        ck |= costs() | {"iteration": iteration(), "state": state()}
+        save_checkpoint(out, ck)
+        last_save = time.monotonic()
+    return ck
+
+
 def run_methods(run, methods, advance: Callable[..., dict], *extra, label: str = "") -> dict[str, dict]:
     """Advance every method to ``run.iterations`` and return their checkpoints.
 

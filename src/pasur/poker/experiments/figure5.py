@@ -52,7 +52,7 @@ from pasur.poker.embedding.strength import coarse_phi, strength_classes
 from pasur.poker.embedding.tensors import class_tensors, rollout_shares, strength_tensors
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
-from pasur.poker.experiments.checkpoints import CHECKPOINTS, load_checkpoint, save_checkpoint
+from pasur.poker.experiments.checkpoints import CHECKPOINTS, drive, load_checkpoint, powers_of_two
 from pasur.poker.games import get_game
 from pasur.poker.measures import exploitability
 from pasur.poker.solvers import CFRConfig, CFRSolver
@@ -81,7 +81,6 @@ PAPER_BUDGETS = {"numeral211": (None, 225, 396)}
 HEAD_INIT = "data"
 #: HandEbdNet training per game (epochs); small variants train briefly
 EPOCHS = {"numeral211": 40}
-SAVE_EVERY_S = 60.0
 #: issue 25's target: Embedding CFR at most this times the best baseline's exploitability
 TARGET_RATIO = 0.7
 #: the runs' precision: float32 is about 3x faster on Numeral211 (no rounding snap, half the
@@ -149,12 +148,8 @@ def blind(game) -> float:
     return game.blind
 
 
-def schedule(n: int) -> list[int]:
-    pts, p = set(), 1
-    while p <= n:
-        pts.add(p)
-        p *= 2
-    return sorted(pts | {n})
+#: where each method is measured: powers of two and the last iteration
+schedule = powers_of_two
 
 
 # ---------------------------------------------------------------- preparation (cached in --out)
@@ -369,29 +364,14 @@ def advance(
             return {"wall_seconds": spent + time.perf_counter() - began, "peak_mb": peak,
                     "memory": "GPU allocated" if engine.device.type == "cuda" else "resident"}  # fmt: skip
 
-        done = {p["iteration"] for p in ck["trace"]}
-        last_save = time.monotonic()
-        for point in schedule(iterations):
-            while run.iteration < point:
-                t0 = time.perf_counter()
-                run.solver.iterate(1)
-                ck["solver_seconds"] += time.perf_counter() - t0
-                if report is not None:
-                    report(run.iteration)
-                if time.monotonic() - last_save > SAVE_EVERY_S and run.iteration < point:
-                    save_checkpoint(out, ck | costs() | {"iteration": run.iteration, "state": run.state()})
-                    last_save = time.monotonic()
-            if point in done:
-                continue
-            t0 = time.perf_counter()
+        def measure(point: int) -> dict:
             x = run.exploitability()
-            ck["measure_seconds"] += time.perf_counter() - t0
-            ck["trace"].append({"method": method, "iteration": point, "exploitability_chips": x,
-                                "exploitability_mbg": 1000 * x / blind(engine.game),
-                                "solver_seconds": ck["solver_seconds"]})  # fmt: skip
-            ck |= costs() | {"iteration": run.iteration, "state": run.state()}
-            save_checkpoint(out, ck)
-            last_save = time.monotonic()
+            return {"method": method, "iteration": point, "exploitability_chips": x,
+                    "exploitability_mbg": 1000 * x / blind(engine.game),
+                    "solver_seconds": ck["solver_seconds"]}  # fmt: skip
+
+        drive(ck, schedule(iterations), out, step=run.solver.iterate, iteration=lambda: run.iteration,
+              state=run.state, measure=measure, costs=costs, report=report)  # fmt: skip
         return ck
     finally:
         torch.set_num_threads(before)

@@ -37,7 +37,7 @@ from pasur.poker.embedding.phi import Embedding
 from pasur.poker.embedding.solver import EmbeddingCFR
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
-from pasur.poker.experiments.checkpoints import CHECKPOINTS, load_checkpoint, save_checkpoint
+from pasur.poker.experiments.checkpoints import CHECKPOINTS, drive, load_checkpoint, powers_of_two
 from pasur.poker.games import get_game
 from pasur.poker.sizes import BASE_BYTES, human_bytes
 from pasur.poker.solvers import CFRConfig
@@ -47,7 +47,6 @@ OUTPUTS = ("lossless.png", "lossless.csv", "lossless.md", "lossless.json", CHECK
 DEFAULT_METHODS = ("dcfr",)
 DTYPES = ("float32", "float64")
 UPDATES = "alternating"
-SAVE_EVERY_S = 60.0
 #: bytes of traversal scratch per class of a last-round chunk and betting node (measured on
 #: Numeral211: reach, strategies and values of both players at every level, float32)
 CHUNK_BYTES_PER_CLASS_NODE = 64
@@ -86,12 +85,8 @@ def memory_estimate(space, engine, methods: int = 1, chunk: int = 4096) -> int:
     return methods * per_method + scratch + BASE_BYTES
 
 
-def schedule(n: int) -> list[int]:
-    pts, p = set(), 1
-    while p <= n:
-        pts.add(p)
-        p *= 2
-    return sorted(pts | {n})
+#: where each method is measured: powers of two and the last iteration
+schedule = powers_of_two
 
 
 def _solver(engine, space, method: str) -> EmbeddingCFR:
@@ -126,31 +121,17 @@ def advance(
             peak = max(ck.get("peak_mb", 0.0), peak_bytes(engine.device) / 2**20)
             return {"wall_seconds": spent + time.perf_counter() - began, "peak_mb": peak}
 
-        done = {p["iteration"] for p in ck["trace"]}
-        last_save = time.monotonic()
         blind = get_game(game).blind
-        for point in schedule(iterations):
-            while solver.iteration < point:
-                t0 = time.perf_counter()
-                solver.iterate(1)
-                ck["solver_seconds"] += time.perf_counter() - t0
-                if report is not None:
-                    report(solver.iteration)
-                if time.monotonic() - last_save > SAVE_EVERY_S and solver.iteration < point:
-                    save_checkpoint(out, ck | costs() | {"iteration": solver.iteration, "state": solver.state_dict()})
-                    last_save = time.monotonic()
-            if point in done:
-                continue
-            t0 = time.perf_counter()
+
+        def measure(point: int) -> dict:
             b0, b1 = solver.best_response_values()
-            ck["measure_seconds"] += time.perf_counter() - t0
             x = (b0 + b1) / 2
-            ck["trace"].append({"method": method, "iteration": point, "br0": b0, "br1": b1,
-                                "exploitability_chips": x, "exploitability_mbg": 1000 * x / blind, "value_low": -b1,
-                                "value_high": b0, "solver_seconds": ck["solver_seconds"]})  # fmt: skip
-            ck |= costs() | {"iteration": solver.iteration, "state": solver.state_dict()}
-            save_checkpoint(out, ck)
-            last_save = time.monotonic()
+            return {"method": method, "iteration": point, "br0": b0, "br1": b1, "exploitability_chips": x,
+                    "exploitability_mbg": 1000 * x / blind, "value_low": -b1, "value_high": b0,
+                    "solver_seconds": ck["solver_seconds"]}  # fmt: skip
+
+        drive(ck, schedule(iterations), out, step=solver.iterate, iteration=lambda: solver.iteration,
+              state=solver.state_dict, measure=measure, costs=costs, report=report)  # fmt: skip
         return ck
     finally:
         torch.set_num_threads(before)
