@@ -8,12 +8,10 @@ import csv
 import json
 
 import pytest
-import typer
 from bufp_bruteforce import subgame_value
+from poker_cli import root
 from typer.testing import CliRunner
 
-from pasur.cli.common import PasurGroup
-from pasur.cli.poker import poker_app
 from pasur.poker.engine import Engine
 from pasur.poker.fictitious import FictitiousPlay
 from pasur.poker.openspiel import export_policy
@@ -23,15 +21,6 @@ from pasur.poker.solvers import CFRConfig
 pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python.algorithms import cfr, exploitability  # noqa: E402
 
-root = typer.Typer(cls=PasurGroup, add_completion=False, pretty_exceptions_enable=False)
-
-
-@root.callback()
-def _root() -> None:
-    """Test root: the poker group mounted as on the real app."""
-
-
-root.add_typer(poker_app, name="poker")
 ITERATIONS = 20
 
 

@@ -6,21 +6,9 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-import typer
+from poker_cli import root
 from typer.testing import CliRunner
 
-from pasur.cli.common import PasurGroup
-from pasur.cli.poker import poker_app
-
-root = typer.Typer(cls=PasurGroup, add_completion=False, pretty_exceptions_enable=False)
-
-
-@root.callback()
-def _root() -> None:
-    """Test root: the poker group mounted as on the real app."""
-
-
-root.add_typer(poker_app, name="poker")
 runner = CliRunner()
 
 

@@ -9,11 +9,9 @@ import json
 
 import pytest
 import torch
-import typer
+from poker_cli import root
 from typer.testing import CliRunner
 
-from pasur.cli.common import PasurGroup
-from pasur.cli.poker import poker_app
 from pasur.poker.embedding.classes import ClassSpace
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import lossless
@@ -21,15 +19,6 @@ from pasur.poker.measures import best_response_values
 from pasur.poker.solvers import CFRConfig, CFRSolver
 
 torch.set_num_threads(1)
-root = typer.Typer(cls=PasurGroup, add_completion=False, pretty_exceptions_enable=False)
-
-
-@root.callback()
-def _root() -> None:
-    """Test root."""
-
-
-root.add_typer(poker_app, name="poker")
 
 
 def run(*args: str):
