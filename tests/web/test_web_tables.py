@@ -411,7 +411,7 @@ def test_an_old_database_is_migrated_and_keeps_its_games(make_client, db):
     assert client.get(f"/api/games/{g['id']}", headers={TOKEN: g["token"]}).status_code == 200
     assert client.post("/api/tables", json={}).status_code == 201
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("2",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("3",)
 
 
 def test_seat_of_alternates():

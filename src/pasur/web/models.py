@@ -42,6 +42,7 @@ class MoveIn(BaseModel):
 
 
 Level = Annotated[str, Field(min_length=1, max_length=32)]
+PlayerToken = Annotated[str, Field(min_length=1, max_length=256)]
 
 
 class NewTable(BaseModel):
@@ -55,11 +56,20 @@ class NewTable(BaseModel):
     clock_s: int | None = Field(None, ge=5, le=3600)
     ai_level: Level | None = None
     seed: int | None = Field(None, ge=0, le=2**53)
+    #: a rated match (``docs/web.md``, "Ratings and the ladder"): the opener's player token
+    rated: bool = False
+    player_token: PlayerToken | None = None
 
 
 class JoinIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     invite: str = Field(min_length=1, max_length=256)
+    player_token: PlayerToken | None = None
+
+
+class NewPlayer(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    name: str = Field(min_length=1, max_length=64)
 
 
 class SeatAiIn(BaseModel):

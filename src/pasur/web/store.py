@@ -9,6 +9,11 @@ The token is stored as its SHA-256 only: a copy of the database does not let any
 
 Tables for two people (:mod:`pasur.web.tables`) live in the same file, one row per table in
 ``tables`` (schema 2; a schema-1 file is migrated in place by adding that table, its games kept).
+Schema 3 adds the rated players (``players``: a name, the SHA-256 of the player's token, the
+Glicko-2 rating, RD and volatility, the games counted) and ``rating_events`` (one row per rated
+match and player: the rating before and after), and a ``rated`` column to ``tables``; a schema-1
+or -2 file is migrated in place (the new tables created, the column added with 0: its tables stay
+unrated).
 """
 
 from __future__ import annotations
@@ -17,16 +22,16 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pasur.common.errors import PasurInputError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: schemas this code reads (older ones are migrated on open)
-READABLE_SCHEMAS = (1, 2)
+READABLE_SCHEMAS = (1, 2, 3)
 #: the ``meta`` row that marks a database as this app's (written when the app creates it)
 APP_KEY, APP_NAME = "app", "pasur-web"
 
@@ -60,7 +65,36 @@ CREATE TABLE IF NOT EXISTS tables (
     hands TEXT NOT NULL,
     version INTEGER NOT NULL,
     created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    rated INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS players (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL UNIQUE,
+    token_sha256 TEXT NOT NULL UNIQUE,
+    rating REAL NOT NULL,
+    rd REAL NOT NULL,
+    volatility REAL NOT NULL,
+    games INTEGER NOT NULL,
+    created_at REAL NOT NULL,
     updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rating_events (
+    id INTEGER PRIMARY KEY,
+    player_id INTEGER NOT NULL REFERENCES players (id),
+    table_id TEXT NOT NULL,
+    opponent TEXT NOT NULL,
+    games INTEGER NOT NULL,
+    score REAL NOT NULL,
+    rating_before REAL NOT NULL,
+    rd_before REAL NOT NULL,
+    volatility_before REAL NOT NULL,
+    rating_after REAL NOT NULL,
+    rd_after REAL NOT NULL,
+    volatility_after REAL NOT NULL,
+    at REAL NOT NULL,
+    UNIQUE (table_id, player_id)
 );
 """
 
@@ -124,7 +158,10 @@ class Store:
                     f"{self.path}: a games database of schema {got[0]}; this pasur reads schemas "
                     f"{', '.join(map(str, READABLE_SCHEMAS))}"
                 )
-            elif int(got[0]) != SCHEMA_VERSION:  # schema 1: the tables table was just added
+            elif int(got[0]) != SCHEMA_VERSION:  # schema 1 or 2: the new tables were just added
+                columns = {r[1] for r in db.execute("PRAGMA table_info(tables)")}
+                if "rated" not in columns:  # schema 2's tables table: its tables are unrated
+                    db.execute("ALTER TABLE tables ADD COLUMN rated INTEGER NOT NULL DEFAULT 0")
                 db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
             db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (APP_KEY, APP_NAME))
 
@@ -335,11 +372,12 @@ class TableRow:
     version: int = 0
     created_at: float = 0.0
     updated_at: float = 0.0
+    rated: bool = False
 
 
 _TABLE_COLUMNS = (
     "id, seats, invite_sha256, rules, clock_s, deadline, sample_seed, seed, status, hands, version, created_at, "
-    "updated_at"
+    "updated_at, rated"
 )
 
 
@@ -360,6 +398,7 @@ def _table_row(r: tuple) -> TableRow:
             version=r[10],
             created_at=r[11],
             updated_at=r[12],
+            rated=bool(r[13]),
         )
     except (ValueError, TypeError) as e:
         raise DamagedRow(str(r[0]), "", f"unreadable JSON ({e})") from None
@@ -410,14 +449,15 @@ def insert_table(store: Store, row: TableRow) -> None:
     row.version = 1
     with store.transaction() as db:
         db.execute(
-            f"INSERT INTO tables ({_TABLE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (row.id, *_table_values(row), row.version, row.created_at, row.updated_at),
+            f"INSERT INTO tables ({_TABLE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (row.id, *_table_values(row), row.version, row.created_at, row.updated_at, int(row.rated)),
         )
 
 
-def update_table(store: Store, row: TableRow) -> None:
+def update_table(store: Store, row: TableRow, also: Callable[[sqlite3.Connection], None] | None = None) -> None:
     """Write ``row`` back in one transaction if nobody changed it since it was read (else
-    :class:`StaleWrite`); bumps its version."""
+    :class:`StaleWrite`); bumps its version. ``also(db)`` runs in the same transaction after the
+    row is written (a rated match's rating updates: committed with its last move, or not at all)."""
     now = time.time()
     with store.transaction() as db:
         cur = db.execute(
@@ -427,5 +467,7 @@ def update_table(store: Store, row: TableRow) -> None:
         )
         if cur.rowcount != 1:
             raise StaleWrite(row.id)
+        if also is not None:
+            also(db)
     row.version += 1
     row.updated_at = now

@@ -14,6 +14,11 @@ The clock (``clock_s`` seconds a move, optional) is enforced here, by the inject
 person whose deadline has passed when the table is next touched (a request, a message, the hub's
 sweep) loses the hand by forfeit: they score nothing for it, the other player their points so
 far and at least 1.
+
+A table opened ``rated`` (:mod:`pasur.web.players`) plays a match between rated players (each seat
+names its player by the player's token), or a player and an AI level with a fixed rating; hints
+are refused there, and a player cannot leave a rated match to the AI once it has started. The
+match's last move is saved in the same transaction as the players' new ratings.
 """
 
 from __future__ import annotations
@@ -34,8 +39,10 @@ from pasur.game.match import Match, MatchRules
 from pasur.game.rules import Action
 from pasur.hidden.game import HiddenGame
 from pasur.web.levels import DEFAULT_LEVEL, make_level
+from pasur.web.players import LevelBoard, Player, player_by_token, rate_match
 from pasur.web.replay import replay_hand
 from pasur.web.service import (
+    HINT_PLACES,
     BadInput,
     Conflict,
     GameError,
@@ -129,10 +136,14 @@ class TableService:
     """The tables of one database, sharing the games' levels and search slots. ``clock``: the
     time in seconds (injectable: tests move it by hand)."""
 
-    def __init__(self, games: GameService, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, games: GameService, clock: Callable[[], float] = time.time, board: LevelBoard | None = None
+    ) -> None:
         self.games = games
         self.store = games.store
         self.clock = clock
+        #: the AI levels' fixed ratings (fitted on first use)
+        self.board = LevelBoard(games.levels) if board is None else board
         self._locks = [threading.Lock() for _ in range(256)]
 
     def _lock(self, table_id: str) -> threading.Lock:
@@ -201,8 +212,11 @@ class TableService:
             return update, player, changed
 
     def _save(self, row: TableRow) -> None:
+        also = None
+        if row.rated and row.status == "over":  # the match's last move: the ratings with it
+            also = rate_match(row.id, row.seats, row.hands, self.board)
         try:
-            store_update(self.store, row)
+            store_update(self.store, row, also)
         except StaleWrite:
             raise Conflict("the table changed meanwhile; reload it") from None
 
@@ -232,18 +246,29 @@ class TableService:
         clock_s: int | None = None,
         ai_level: str | None = None,
         seed: int | None = None,
+        rated: bool = False,
+        player_token: str | None = None,
     ) -> tuple[TableUpdate, str, str | None]:
         """A new table: the opener is player 0 (Alex first) or 1 (``seat``); the other seat waits
-        for the invited person, or ``ai_level`` takes it. Returns the update, the opener's token
-        and the invite code (``None`` when the AI took the seat)."""
+        for the invited person, or ``ai_level`` takes it. ``rated``: a rated match, the opener
+        the player of ``player_token``. Returns the update, the opener's token and the invite code
+        (``None`` when the AI took the seat)."""
         if seat not in (0, 1):
             raise BadInput("seat is 0 (Alex in the first hand) or 1 (Bob)")
         if clock_s is not None and not MIN_CLOCK <= clock_s <= MAX_CLOCK:
             raise BadInput(f"the clock is {MIN_CLOCK} to {MAX_CLOCK} seconds a move")
         self._check_level(ai_level)
+        who = self._rated_player(rated, player_token)
+        if rated:
+            if rules.target is None:
+                raise BadInput("a rated table plays a match: give the rules a target")
+            if seed is not None:
+                raise BadInput("a rated table cannot name its deals' seed")
+            if ai_level is not None:
+                self._check_rated_level(ai_level)
         token, invite = secrets.token_urlsafe(32), secrets.token_urlsafe(18)
         seats: list[dict] = [{"kind": "open"}, {"kind": "open"}]
-        seats[seat] = {"kind": "person", "token_sha256": token_hash(token)}
+        seats[seat] = {"kind": "person", "token_sha256": token_hash(token), **_named(who)}
         if ai_level is not None:
             seats[1 - seat] = {"kind": "ai", "level": ai_level}
         row = TableRow(
@@ -256,6 +281,7 @@ class TableService:
             sample_seed=secrets.randbelow(2**31),
             seed=seed,
             status="waiting" if ai_level is None else "playing",
+            rated=rated,
         )
         game = self._deal(row)
         steps: list = []
@@ -263,16 +289,20 @@ class TableService:
         insert_table(self.store, row)
         return self._update(row, game, steps), token, None if ai_level is not None else invite
 
-    def join(self, table_id: str, invite: str) -> tuple[TableUpdate, str, int]:
-        """The invited person takes the open seat: returns the update, their token and player."""
+    def join(self, table_id: str, invite: str, player_token: str | None = None) -> tuple[TableUpdate, str, int]:
+        """The invited person takes the open seat (at a rated table, as the player of
+        ``player_token``): returns the update, their token and player."""
         with self._lock(table_id):
             row = self._row(table_id)
             if row.invite_sha256 is None or not hmac.compare_digest(token_hash(invite), row.invite_sha256):
                 raise NotFound(NOT_FOUND)
             game = self._game(row)
+            who = self._rated_player(row.rated, player_token)
             player = next(p for p in (0, 1) if row.seats[p].get("kind") == "open")
+            if who is not None and who.id == row.seats[1 - player].get("player_id"):
+                raise Conflict("a player cannot play a rated match against themselves")
             token = secrets.token_urlsafe(32)
-            row.seats[player] = {"kind": "person", "token_sha256": token_hash(token)}
+            row.seats[player] = {"kind": "person", "token_sha256": token_hash(token), **_named(who)}
             row.invite_sha256 = None
             steps: list = []
             self._start(row, game, steps)
@@ -320,12 +350,15 @@ class TableService:
         return self._change(table_id, token, act)[0]
 
     def seat_ai(self, table_id: str, token: str | None, level: str) -> TableUpdate:
-        """The AI ``level`` takes the seat still open (the invite is spent)."""
+        """The AI ``level`` takes the seat still open (the invite is spent); at a rated table, only
+        a level with a fixed rating."""
         self._check_level(level)
 
         def act(row: TableRow, player: int, game: HiddenGame, steps: list) -> None:
             if row.status != "waiting":
                 raise Conflict("both seats are taken")
+            if row.rated:
+                self._check_rated_level(level)
             row.seats[1 - player] = {"kind": "ai", "level": level}
             row.invite_sha256 = None
             self._start(row, game, steps)
@@ -339,6 +372,8 @@ class TableService:
         self._check_level(level)
 
         def act(row: TableRow, player: int, game: HiddenGame, steps: list) -> None:
+            if row.rated and row.status in ("playing", "hand_over"):
+                raise Conflict("a rated match is played to its end: it cannot be left to the AI")
             row.seats[player] = {"kind": "ai", "level": level}
             if row.status == "waiting":  # nobody joined: the table is closed
                 row.invite_sha256 = None
@@ -351,6 +386,29 @@ class TableService:
                 row.status = "over"
 
         return self._change(table_id, token, act)[0]
+
+    def hint(self, table_id: str, token: str | None) -> dict:
+        """Each legal move's value as the hint level estimates it from the player's information
+        state (as a game's hint); refused at a rated table."""
+        with self._lock(table_id):
+            row = self._row(table_id)
+            player = self._player(row, token)
+            if row.rated:
+                raise Conflict("hints are off at rated tables")
+            game = self._game(row)
+            if row.status != "playing" or game.is_terminal or player_of(row.hands[-1], game.mover) != player:
+                raise Conflict("a hint is given when it is your turn")
+            info = game.observation(game.mover)
+            level = self.games.hint_level
+            agent = make_level(level, seed=row.sample_seed + 2 * len(row.hands) + player, levels=self.games.levels)
+            with self.games._thinking:
+                values = agent.action_values(info)
+        best = max(v for _, v in values)
+        moves = [
+            {**action_json(a), "value": round(v, HINT_PLACES), "best": v == best}
+            for a, v in sorted(values, key=lambda av: -av[1])
+        ]
+        return {"level": level, "agent": self.games.levels[level], "moves": moves}
 
     def replay(self, table_id: str, token: str | None, number: int | None = None) -> dict:
         """A finished hand with every card open, told from ``token``'s player's side."""
@@ -400,6 +458,21 @@ class TableService:
     def _check_level(self, level: str | None) -> None:
         if level is not None and level not in self.games.levels:
             raise BadInput(f"unknown level {level!r} (choose from {', '.join(self.games.levels)})")
+
+    def _rated_player(self, rated: bool, player_token: str | None) -> Player | None:
+        """The player a seat at a rated table is taken by (a token is required there, and refused
+        at an unrated table)."""
+        if not rated:
+            if player_token is not None:
+                raise BadInput("a player token is for rated tables")
+            return None
+        if player_token is None:
+            raise BadInput("a rated table needs each seat's player token (POST /api/players)")
+        return player_by_token(self.store, player_token)
+
+    def _check_rated_level(self, level: str) -> None:
+        if self.board.rating(level) is None:
+            raise BadInput(f"the level {level!r} has no rating from the arena: a rated table needs a rated level")
 
     def _default_level(self) -> str:
         return DEFAULT_LEVEL if DEFAULT_LEVEL in self.games.levels else next(iter(self.games.levels))
@@ -515,6 +588,8 @@ class TableService:
             "opponent": {"kind": kind, "level": other.get("level")},
             "rules": rules.to_dict(),
             "status": row.status,
+            "rated": row.rated,
+            "names": {"you": row.seats[player].get("name"), "ai": other.get("name")} if row.rated else None,
             "hand_number": len(row.hands),
             "clock": {"per_move_s": row.clock_s, "left_s": left, "to_move": to_move},
             "match": {
@@ -527,6 +602,11 @@ class TableService:
             "result": flip_result(hand.get("result"), player),
             "hand": self._hand_view(row, player, game),
         }
+
+
+def _named(player: Player | None) -> dict:
+    """What a seat keeps of its rated player: the id, and the name shown to the other."""
+    return {} if player is None else {"player_id": player.id, "name": player.name}
 
 
 class ChangedThenRefused(GameError):

@@ -10,7 +10,8 @@ from starlette.concurrency import run_in_threadpool
 
 from pasur.game.match import MatchRules
 from pasur.web.live import Hub
-from pasur.web.models import JoinIn, LeaveIn, MoveIn, NewTable, SeatAiIn, Token
+from pasur.web.models import JoinIn, LeaveIn, MoveIn, NewPlayer, NewTable, SeatAiIn, Token
+from pasur.web.players import create_player, ladder_players, player_by_token
 from pasur.web.service import BadInput
 
 
@@ -33,13 +34,13 @@ def add_table_routes(api: FastAPI, hub: Hub, *, allow_seeds: bool = False) -> No
             raise BadInput("seeded deals are off on this server (whoever knows the seed knows every card)")
         seat = 0 if body.seat == "alex" else 1
         update, token, invite = await run_in_threadpool(
-            tables.create, rules, seat, body.clock_s, body.ai_level, body.seed
+            tables.create, rules, seat, body.clock_s, body.ai_level, body.seed, body.rated, body.player_token
         )
         return {**_answer(update, seat), "token": token, "invite": invite}
 
     @api.post("/api/tables/{table_id}/join")
     async def join(table_id: str, body: JoinIn) -> dict:
-        update, token, player = await hub.change(table_id, tables.join, table_id, body.invite)
+        update, token, player = await hub.change(table_id, tables.join, table_id, body.invite, body.player_token)
         return {**_answer(update, player), "token": token}
 
     @api.get("/api/tables/{table_id}")
@@ -68,6 +69,10 @@ def add_table_routes(api: FastAPI, hub: Hub, *, allow_seeds: bool = False) -> No
         await hub.change(table_id, tables.leave, table_id, token, body.level if body else None)
         return {"left": True, "player": player}
 
+    @api.get("/api/tables/{table_id}/hint")
+    async def hint(table_id: str, token: Token = None) -> dict:
+        return await run_in_threadpool(tables.hint, table_id, token)  # a search: not in the table's queue
+
     @api.get("/api/tables/{table_id}/replay")
     async def replay(
         table_id: str, token: Token = None, hand: Annotated[int | None, Query(ge=1, le=1000)] = None
@@ -77,3 +82,25 @@ def add_table_routes(api: FastAPI, hub: Hub, *, allow_seeds: bool = False) -> No
     @api.websocket("/api/tables/{table_id}/live")
     async def live(ws: WebSocket, table_id: str) -> None:
         await hub.serve(ws, table_id)
+
+    add_rating_routes(api, hub)
+
+
+def add_rating_routes(api: FastAPI, hub: Hub) -> None:
+    """The players and the ladder (``docs/web.md``, "Ratings and the ladder")."""
+    tables = hub.tables
+
+    @api.post("/api/players", status_code=201)
+    async def new_player(body: NewPlayer) -> dict:
+        player, token = await run_in_threadpool(create_player, tables.store, body.name)
+        return {**player.json(), "token": token}
+
+    @api.get("/api/players/me")
+    async def me(token: Token = None) -> dict:
+        return (await run_in_threadpool(player_by_token, tables.store, token)).json()
+
+    @api.get("/api/ladder")
+    async def ladder(limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict:
+        players = await run_in_threadpool(ladder_players, tables.store, limit)
+        board = await run_in_threadpool(tables.board.json)  # the fit runs once, on first use
+        return {"players": [{"rank": i, **p.json()} for i, p in enumerate(players, start=1)], "ai": board}
