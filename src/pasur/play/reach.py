@@ -17,12 +17,13 @@ from pasur.solve.gametree import GameTree
 
 
 def node_reach(
-    tree: GameTree, strategy: Strategy, player: int, opponent: Strategy | None = None
+    tree: GameTree, strategy: Strategy, player: int, opponent: Strategy | None = None, mover: int | None = None
 ) -> dict[tuple[int, int], torch.Tensor]:
     """``{(round, turn): reach}``: the probability (per root, float64) that play reaches every
     node at ``turn`` (the parents of that turn's edges) when ``player`` follows ``strategy`` and
     the other player ``opponent`` (``None``: uniformly at random over the legal actions, as the
-    random agent plays). In compact mode a merged node sums the reach of its histories."""
+    random agent plays). In compact mode a merged node sums the reach of its histories.
+    ``mover``: keep only the turns that player moves at (half the memory on a tail deck's tree)."""
     out: dict[tuple[int, int], torch.Tensor] = {}
     v = torch.ones(tree.n_roots, dtype=torch.float64, device=tree.device)
     prev = None
@@ -34,9 +35,10 @@ def node_reach(
             v = torch.cat([v, v.new_zeros(rt.n_nodes(rt.start_turn) - v.shape[0])])
         for t in range(rt.start_turn, TURNS_PER_ROUND):
             parent, child, _ = (x.to(v.device) for x in rt.edges(t))
-            out[(rt.round, t)] = v
-            mover = ALEX if (t & 1) == ALEX else 1 - ALEX
-            if mover == player:
+            acting = ALEX if (t & 1) == ALEX else 1 - ALEX
+            if mover is None or acting == mover:
+                out[(rt.round, t)] = v
+            if acting == player:
                 p = strategy[(rt.round, t)].to(v.device, torch.float64)
             elif opponent is not None:
                 p = opponent[(rt.round, t)].to(v.device, torch.float64)
@@ -53,16 +55,15 @@ def edge_play_weights(tree: GameTree, strategy: Strategy) -> list[torch.Tensor]:
     """Per layer, in the tree's order (the order of a strategy table's rows): each edge's weight
     in play, the reach of its node averaged over the matchups a model of ``strategy`` plays: with
     its mover following ``strategy`` against the random agent and against ``strategy`` itself."""
-    reach = {
-        (p, mix): node_reach(tree, strategy, p, None if mix == "random" else strategy)
-        for p in (ALEX, 1 - ALEX)
-        for mix in ("random", "self")
-    }
+    node: dict[tuple[int, int], torch.Tensor] = {}  # each turn's node weight, its mover's two matchups
+    for p in (ALEX, 1 - ALEX):
+        against_random = node_reach(tree, strategy, p, None, mover=p)
+        for key, v in node_reach(tree, strategy, p, strategy, mover=p).items():
+            node[key] = 0.5 * (against_random.pop(key) + v)
+        del against_random
     out = []
     for rt in tree.rounds:
         for t in range(rt.start_turn, TURNS_PER_ROUND):
             parent = rt.edges(t)[0].to(tree.device)
-            mover = ALEX if (t & 1) == ALEX else 1 - ALEX
-            node = 0.5 * (reach[(mover, "random")][(rt.round, t)] + reach[(mover, "self")][(rt.round, t)])
-            out.append(node[parent])
+            out.append(node.pop((rt.round, t))[parent])
     return out

@@ -120,12 +120,14 @@ def read_strategy_table(path: str | Path, tree: GameTree) -> Strategy:
         )
     if meta.get(b"pasur.edge_checksum", b"").decode() != tree.edge_checksum():
         raise PasurInputError(f"{path}: its rows belong to another tree (the edge structure's checksum differs)")
-    rnd = torch.from_numpy(table.column("round").to_numpy().astype("int64"))
-    ply = 2 * torch.from_numpy(table.column("turn").to_numpy().astype("int64")) + torch.from_numpy(
-        table.column("player").to_numpy().astype("int64")
+    # small integers in int16: a tail deck's table has 100 M rows and more
+    rnd = torch.from_numpy(table.column("round").to_numpy().astype("int16"))
+    ply = 2 * torch.from_numpy(table.column("turn").to_numpy().astype("int16")) + torch.from_numpy(
+        table.column("player").to_numpy().astype("int16")
     )
     edge = torch.from_numpy(table.column("edge").to_numpy())
     prob = torch.from_numpy(table.column("probability").to_numpy())
+    del table
     out: Strategy = {}
     for rt in tree.rounds:
         for t in range(rt.start_turn, TURNS_PER_ROUND):
