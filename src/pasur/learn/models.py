@@ -177,12 +177,30 @@ def priority_sample(weights: np.ndarray, k: int, rng: np.random.Generator) -> tu
 
 @dataclass
 class _Table:
+    """A strategy table's targets and decision points in memory; its 58 feature columns stay in
+    the file until :meth:`features` reads the rows asked for (a tail deck's table has 100 M rows
+    and more, of which a fit uses a few million)."""
+
     path: Path
     deck_id: str
     mode: str
-    x: np.ndarray  # [n, 58] int8, as stored
     y: np.ndarray  # [n] float32, 100 * probability
-    group: np.ndarray  # [n] int64: decision point (round, ply, node) within the table
+    group: np.ndarray | None  # [n] int64: decision point (round, ply, node) within the table
+
+    def features(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """``[len(rows), 58]`` int8 as stored (every row when ``rows`` is None; a boolean mask or
+        sorted indices), read a column at a time."""
+        import pyarrow.parquet as pq
+
+        from pasur.solve.strategy_io import FEATURE_COLUMNS
+
+        pf = pq.ParquetFile(self.path)
+        n = self.y.shape[0] if rows is None else (int(rows.sum()) if rows.dtype == bool else rows.shape[0])
+        x = np.empty((n, len(FEATURE_COLUMNS)), dtype=np.int8)
+        for i, c in enumerate(FEATURE_COLUMNS):
+            col = pf.read(columns=[c]).column(c).to_numpy()
+            x[:, i] = col if rows is None else col[rows]
+        return x
 
 
 def _table_schema(path: Path):
@@ -223,17 +241,14 @@ def read_training_table(path: Path) -> _Table:
         raise PasurInputError(f"{path}: not a pasur strategy table (no tree mode in its metadata)")
     if table.num_rows == 0:
         raise PasurInputError(f"{path}: the strategy table is empty")
-    # int8 as stored (a quarter of float32's memory: tables of the tail hold 20 M rows and more);
-    # rows become float32 only once the training rows are chosen
-    x = np.empty((table.num_rows, len(FEATURE_COLUMNS)), dtype=np.int8)
-    for i, c in enumerate(FEATURE_COLUMNS):  # a column at a time: never the whole table decoded at once
-        x[:, i] = pf.read(columns=[c]).column(c).to_numpy()
+    # the features stay in the file (int8 there) until the training rows are chosen
+    col = lambda i: pf.read(columns=[FEATURE_COLUMNS[i]]).column(0).to_numpy().astype(np.int64)  # noqa: E731
     y = table.column("probability").to_numpy().astype(np.float32) * TARGET_SCALE
     node = table.column("node").to_numpy().astype(np.int64)
-    ply = 2 * x[:, 56].astype(np.int64) + x[:, 57].astype(np.int64)
-    group = (x[:, 55].astype(np.int64) * 8 + ply) << 40 | node
+    ply = 2 * col(56) + col(57)
+    group = (col(55) * 8 + ply) << 40 | node
     deck_id = str(table.column("deck_id")[0]) if "deck_id" in table.column_names else path.parent.name
-    return _Table(path, deck_id, mode, x, y, group)
+    return _Table(path, deck_id, mode, y, group)
 
 
 def _gather_rows(train: list, keeps: list, sizes: list[int], pick: np.ndarray | None) -> tuple:
@@ -247,7 +262,7 @@ def _gather_rows(train: list, keeps: list, sizes: list[int], pick: np.ndarray | 
         else:
             mine = pick[(pick >= lo) & (pick < lo + n)] - lo
             rows = mine if keep is None else keep[mine]
-        xs.append(t.x if rows is None else t.x[rows])
+        xs.append(t.features(rows))
         ys.append(t.y if rows is None else t.y[rows])
         lo += n
     if len(xs) == 1:
@@ -325,7 +340,7 @@ def fit_model(
         if weights is not None:
             ws.append(weights if held is None else weights[keeps[-1]])
         if held is not None and held.any():
-            vx.append(t.x[held])
+            vx.append(t.features(held))
             vy.append(t.y[held])
             vg.append(t.group[held])
             vdeck.append(np.full(int(held.sum()), len(vdeck)))
@@ -333,7 +348,7 @@ def fit_model(
                 vw.append(weights[held])
         t.group = None
     for t in valid:
-        vx.append(t.x)
+        vx.append(t.features())
         vy.append(t.y)
         vg.append(t.group)
         vdeck.append(np.full(t.y.shape[0], len(vdeck)))
@@ -349,8 +364,6 @@ def fit_model(
         else:
             pick, w = priority_sample(w, params.max_rows, rng)
     x, y = _gather_rows(train, keeps, sizes, pick)
-    for t in train:
-        t.x = None
     dtrain = xgb.DMatrix(x.astype(np.float32), label=y, weight=w, feature_names=_feature_names())
     del x
     evals = [(dtrain, "train")]
