@@ -70,9 +70,10 @@ def live_server(tmp_path):
     thread.join(timeout=30)
 
 
-def _driver(profile: Path, performance: bool = False):
+def _driver(profile: Path, performance: bool = False, languages: str | None = None):
     """A headless Chromium of its own profile (its own localStorage: one person);
-    ``performance``: keep the DevTools network log (every WebSocket frame and HTTP response)."""
+    ``performance``: keep the DevTools network log (every WebSocket frame and HTTP response);
+    ``languages``: the browser's languages (``navigator.languages``), e.g. ``"fa-IR,fa"``."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -81,6 +82,9 @@ def _driver(profile: Path, performance: bool = False):
     opts.binary_location = CHROMIUM
     for a in [*ARGS, f"--user-data-dir={profile}"]:
         opts.add_argument(a)
+    if languages:
+        opts.add_argument(f"--lang={languages.split(',')[0]}")
+        opts.add_experimental_option("prefs", {"intl.accept_languages": languages})
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", **({"performance": "ALL"} if performance else {})})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
     driver.set_page_load_timeout(60)
@@ -355,3 +359,130 @@ def test_two_people_play_a_match_with_a_reload(live_server, two_browsers, tmp_pa
         assert traffic[id(d)].frames >= moves and traffic[id(d)].replays >= 1 and traffic[id(d)].responses >= 2
         severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
         assert severe == [], severe
+
+
+#: the page is loaded and drawn in the language given
+READY_IN = "return document.body.getAttribute('data-ready') === '1' && document.documentElement.lang === arguments[0]"
+
+
+def _ready_in(lang: str):
+    return lambda d: d.execute_script(READY_IN, lang)
+
+
+def test_the_page_in_persian(live_server, browser, tmp_path):
+    """Issue 28: the language switch turns the page Persian (kept in localStorage across a
+    reload), right to left, in the Vazirmatn font the package ships, with Persian digits in the
+    score; a few moves are played by clicking; the switch turns it back to English and the game
+    goes on. The browser's own language is English, so the page starts in English."""
+    import re
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    base, _ = live_server
+    d = browser
+    wait = WebDriverWait(d, 60)
+    d.get(base + "/?delay=0&seed=7")
+
+    wait.until(_ready_in("en"))
+    assert d.execute_script("return document.documentElement.dir") == "ltr"
+    assert d.find_element(By.TAG_NAME, "h1").text == "Pasur"
+    d.find_element(By.CSS_SELECTOR, "#lang-switch [data-lang='fa']").click()
+    wait.until(_ready_in("fa"))
+    assert d.execute_script("return document.documentElement.dir") == "rtl"
+    assert d.execute_script("return localStorage.getItem('pasur-lang')") == "fa"
+    assert d.find_element(By.TAG_NAME, "h1").text == "پاسور"
+    assert d.title == "پاسور: بازی با هوش مصنوعی"
+    assert d.find_element(By.ID, "start").text == "پخش کن"
+    # the shipped font: its face is loaded (from /static/fonts, the CSP allows nothing else) and used
+    font = d.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "document.fonts.ready.then(() => done({"
+        "  faces: [...document.fonts]"
+        "    .filter((f) => f.family.replace(/[\"']/g, '') === 'Vazirmatn').map((f) => f.status),"
+        "  check: document.fonts.check('1em Vazirmatn'),"
+        "  family: getComputedStyle(document.body).fontFamily}));"
+    )
+    assert "loaded" in font["faces"] and font["check"], font
+    assert font["family"].replace('"', "").startswith("Vazirmatn"), font
+    # a match against the greedy level, as Alex
+    Select(d.find_element(By.ID, "level")).select_by_value("greedy")
+    assert Select(d.find_element(By.ID, "level")).first_selected_option.text == "حریص"
+    Select(d.find_element(By.ID, "seat")).select_by_value("alex")
+    d.find_element(By.ID, "mode-match").click()
+    d.find_element(By.ID, "start").click()
+
+    def my_turn(d):
+        s = d.execute_script("return view && {status: view.status, to: view.hand.to_move, busy: busy}")
+        return s if s and not s["busy"] and s["status"] == "playing" and s["to"] == "you" else False
+
+    rng = random.Random(3)
+    for _ in range(3):
+        wait.until(my_turn)
+        legal = d.execute_script("return view.hand.legal")
+        action = rng.choice(legal)
+        before = d.execute_script("return view.hand.moves_played")
+        d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
+        for c in action["captured"]:
+            pool_card = d.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
+            if "chosen" not in pool_card.get_attribute("class"):
+                pool_card.click()
+        play = d.find_element(By.ID, "play")
+        assert play.text.startswith("بازی کن: "), play.text
+        play.click()
+        wait.until(lambda d, n=before: d.execute_script("return view.hand.moves_played") > n + 1)
+    wait.until(my_turn)
+    # the score in Persian digits: "شما ۳ – هوش مصنوعی ۰ (تا ۶۲)"
+    totals = d.find_element(By.ID, "totals").text
+    assert "(تا ۶۲)" in totals and not re.search(r"[0-9]", totals), totals
+    assert d.find_element(By.ID, "round").text == "دور ۱ از ۶"
+    # no Latin letter or ASCII digit anywhere on the table (seats, levels, card faces, history)
+    d.find_element(By.CSS_SELECTOR, "#history-box summary").click()
+    shown = d.find_element(By.TAG_NAME, "main").text
+    assert not re.search(r"[A-Za-z0-9]", shown), re.findall(r".{0,20}[A-Za-z0-9].{0,20}", shown)
+    assert d.find_elements(By.CSS_SELECTOR, "#history li")
+    assert d.execute_script("return getComputedStyle(document.getElementById('history')).listStyleType") == "persian"
+    _shot(d, tmp_path, "web-fa.png")
+    # back to English: the same game goes on
+    moves = d.execute_script("return view.hand.moves_played")
+    d.find_element(By.CSS_SELECTOR, "#lang-switch [data-lang='en']").click()
+    wait.until(_ready_in("en"))
+    wait.until(my_turn)
+    assert d.execute_script("return document.documentElement.dir") == "ltr"
+    assert d.execute_script("return view.hand.moves_played") == moves
+    assert d.find_element(By.ID, "round").text == "Round 1 of 6"
+    wait.until(ec.visibility_of_element_located((By.ID, "play")))
+    assert d.find_element(By.ID, "play").text == "Play"
+    severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+    assert severe == [], severe
+
+
+def test_a_persian_browser_gets_the_persian_page(live_server, tmp_path, monkeypatch):
+    """A browser whose first language is Persian gets the page in Persian with no choice made;
+    the switch's English is kept over the browser's language across a reload."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _need_browser()
+    monkeypatch.setenv("SE_OFFLINE", "true")
+    base, _ = live_server
+    d = _driver(tmp_path / "profile-fa", languages="fa-IR,fa,en")
+    try:
+        wait = WebDriverWait(d, 60)
+        d.get(base + "/")
+
+        wait.until(_ready_in("fa"))
+        assert d.execute_script("return navigator.languages[0]").startswith("fa")
+        assert d.execute_script("return document.documentElement.dir") == "rtl"
+        assert d.execute_script("return localStorage.getItem('pasur-lang')") is None
+        assert d.find_element(By.ID, "start").text == "پخش کن"
+        d.find_element(By.CSS_SELECTOR, "#lang-switch [data-lang='en']").click()
+        wait.until(_ready_in("en"))
+        d.refresh()
+        wait.until(_ready_in("en"))
+        assert d.find_element(By.ID, "start").text == "Deal"
+        severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+        assert severe == [], severe
+    finally:
+        d.quit()

@@ -1,28 +1,35 @@
 """Functions of the page's script (``static/app.js``) run under Node, without a browser: the
-words the page writes (skipped where Node is missing, except under CI)."""
+words the page writes, in English and in Persian (skipped where Node is missing, except under CI);
+and the translation coverage of the page, read statically: every key the page uses has an English
+and a Persian string, every string is used, and no word of ``index.html`` escapes the catalog."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 import pasur.web
 
-APP_JS = Path(pasur.web.__file__).with_name("static") / "app.js"
+STATIC = Path(pasur.web.__file__).with_name("static")
+APP_JS = STATIC / "app.js"
+#: the page's scripts in the order index.html loads them
+SCRIPTS = [STATIC / "strings.js", STATIC / "tables.js", APP_JS]
 
-#: the script in a bare context (what it reads at load: location, window, localStorage), then
-#: the calls asked for, printed as JSON
+#: the scripts in a bare context (what they read at load: location, window, localStorage; no
+#: navigator, so the language is English until useLang), then the calls asked for, printed as JSON
 RUNNER = r"""
 const vm = require("vm");
 const fs = require("fs");
 const ctx = { location: { search: "" }, window: { addEventListener() {} }, localStorage: {}, URLSearchParams, console };
 vm.createContext(ctx);
-vm.runInContext(fs.readFileSync(process.argv[1], "utf8"), ctx);
+for (const f of JSON.parse(process.argv[1])) vm.runInContext(fs.readFileSync(f, "utf8"), ctx);
 const calls = JSON.parse(process.argv[2]);
 console.log(JSON.stringify(calls.map(([f, args]) => ctx[f](...args))));
 """
@@ -35,7 +42,7 @@ def call_js(*calls: tuple[str, list]) -> list:
             pytest.fail("Node.js is missing (scripts/bootstrap.sh installs the nodejs package)")
         pytest.skip("Node.js is missing")
     out = subprocess.run(
-        [node, "-e", RUNNER, str(APP_JS), json.dumps([list(c) for c in calls])],
+        [node, "-e", RUNNER, json.dumps([str(p) for p in SCRIPTS]), json.dumps([list(c) for c in calls])],
         capture_output=True,
         text=True,
         timeout=60,
@@ -63,10 +70,11 @@ def test_the_summary_of_a_hand_uses_singular_forms():
     assert "The last card of the pool went to the AI" in one and "1 cards" not in one
     assert one.startswith("Captured: you 1 card (1 club), the AI 40 (12 clubs).")
     assert "The last 3 cards of the pool went to the AI" in many and "Match: you 20, the AI 9 (to 62)." in many
-    assert call_js(("plural", [1, "card"]), ("plural", [0, "card"]), ("plural", [2, "chunk"])) == [
+    one, other = "count.card_one", "count.card_other"
+    assert call_js(("plural", [1, one, other]), ("plural", [0, one, other]), ("plural", [2, one, other])) == [
         "1 card",
         "0 cards",
-        "2 chunks",
+        "2 cards",
     ]
 
 
@@ -80,17 +88,168 @@ def test_the_panels_show_the_surs_that_score():
     ) == ["2", "3 (1 scored)", "1"]
 
 
-def test_every_word_of_the_tables_is_in_strings_js():
-    """The tables' words go through ``t("key")`` (``static/strings.js``): every key the page uses
-    (in ``tables.js`` and as ``data-t`` in ``index.html``) has an English string, and every string
-    is used."""
-    import re
+def test_the_words_in_persian():
+    """In Persian the same functions write Persian words and Persian digits (no ASCII digit left),
+    card names with the Iranian names, and the known server messages translated."""
+    out = call_js(
+        ("useLang", ["fa"]),
+        ("summaryText", [_hand(30, 7, 20, 6, 3), {"target": 62, "totals": {"you": 20, "ai": 9}}]),
+        ("sursText", [{"surs": 3, "surs_scored": 1}]),
+        ("cardName", ["JC"]),
+        ("cardName", ["QH"]),
+        ("cardName", ["KS"]),
+        ("cardName", ["AD"]),
+        ("cardName", ["TD"]),
+        ("moveText", [{"card": "5C", "captured": ["6D"]}]),
+        ("moveText", [{"card": "7S", "captured": []}]),
+        ("num", [2026]),
+        ("dec", [-1.25, 2]),
+        ("serverText", ["it is not your turn"]),
+        ("serverText", ["this hand has 12 moves, not 13: reload the table"]),
+        ("serverText", ["something new"]),
+        ("useLang", ["en"]),
+        ("cardName", ["TD"]),
+        ("serverText", ["something new"]),
+    )
+    fa, summary, surs, jack, queen, king, ace, ten, take, lay = out[:10]
+    year, minus, turn, stale, other, en, ten_en, other_en = out[10:]
+    assert summary.startswith("برداشته‌ها: شما ۳۰ کارت (۷ خاج)، هوش مصنوعی ۲۰ (۶ خاج).")
+    assert "۳ کارت آخر زمین" in summary and "(تا ۶۲)" in summary
+    assert not re.search(r"[0-9A-Za-z]", summary + surs)
+    assert surs == "۳ (۱ حساب شد)"
+    assert [jack, queen, king, ace, ten] == ["سرباز خاج", "بی‌بی دل", "شاه پیک", "آس خشت", "۱۰ خشت"]
+    assert take == "۵♣ می‌برد: ۶♦" and lay == "۷♠ به زمین"
+    assert year == "۲۰۲۶" and minus == "-۱٫۲۵"
+    assert turn == "نوبت شما نیست" and stale.startswith("این دست ۱۲ حرکت دارد، نه ۱۳")
+    assert other == "پیام سرور (به انگلیسی): something new"
+    assert fa == "fa" and en == "en" and ten_en == "10 of diamonds" and other_en == "something new"
 
-    static = APP_JS.parent
-    strings = (static / "strings.js").read_text(encoding="utf-8")
-    defined = set(re.findall(r'^\s*"([a-z_]+(?:\.[a-z_]+)+)":', strings, flags=re.M))
-    used = set(re.findall(r'"((?:friend|invite|table|live|clock)\.[a-z_.]+)"', (static / "tables.js").read_text()))
-    used |= set(re.findall(r'data-t="([a-z_.]+)"', (static / "index.html").read_text()))
-    assert used and defined
-    assert used - defined == set(), "keys without a string"
-    assert defined - used == set(), "strings no page uses"
+
+# -- translation coverage, read statically (no Node needed) -------------------------------------
+
+KEY = r"[a-z_]+(?:\.[a-z0-9_]+)+"
+
+
+def catalogs() -> dict[str, dict[str, str]]:
+    """``STRINGS`` of ``strings.js``: each language's keys, with the raw source of each string."""
+    src = (STATIC / "strings.js").read_text(encoding="utf-8")
+    body = src[src.index("const STRINGS = {") : src.index("\n};\n")]
+    out: dict[str, dict[str, str]] = {}
+    for m in re.finditer(r"^  (\w+): \{\n(.*?)^  \},", body, flags=re.M | re.S):
+        entries = re.split(rf'^\s*"({KEY})":', m.group(2), flags=re.M)
+        out[m.group(1)] = dict(zip(entries[1::2], entries[2::2], strict=True))
+    return out
+
+
+def used_keys() -> set[str]:
+    """Every key the page uses: ``data-t`` attributes of index.html and every string literal of its
+    scripts that has a key's form (``"table.your_turn"``; outside the catalog itself)."""
+    used = set(re.findall(r'data-t="([^"]+)"', (STATIC / "index.html").read_text(encoding="utf-8")))
+    for f in ("app.js", "tables.js", "strings.js"):
+        src = (STATIC / f).read_text(encoding="utf-8")
+        if f == "strings.js":
+            src = src[src.index("\n};\n") :]
+        used |= set(re.findall(rf'"({KEY})"', src))
+    return used
+
+
+def test_every_key_has_an_english_and_a_persian_string():
+    """Issue 28: every key the page uses (``index.html``'s ``data-t``, the scripts' ``t("key")``)
+    has both an ``en`` and an ``fa`` string, with the same ``{placeholders}``; no string goes
+    unused; a Persian string is written in Persian (it has Persian letters)."""
+    cat = catalogs()
+    assert set(cat) == {"en", "fa"}
+    en, fa = cat["en"], cat["fa"]
+    assert len(en) > 150
+    assert set(en) == set(fa), ("keys in one language only", set(en) ^ set(fa))
+    used = used_keys()
+    assert used - set(en) == set(), "keys without a string"
+    assert set(en) - used == set(), "strings no page uses"
+    for key in en:
+        assert set(re.findall(r"\{(\w+)\}", en[key])) == set(re.findall(r"\{(\w+)\}", fa[key])), key
+        words = re.sub(r"\{\w+\}", "", "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', fa[key])))
+        if re.search(r"[^\W\d_]", words):  # words, not only marks and placeholders ("#", "، ")
+            assert re.search(r"[\u0600-\u06FF]", words), (key, words)
+
+
+class _Text(HTMLParser):
+    """The text nodes of a page with letters in them, each with whether it lies inside an element
+    carrying ``data-t`` (its text comes from the catalog) or ``data-lang`` (the language switch)."""
+
+    VOID = frozenset({"meta", "link", "input", "br", "img", "hr", "source"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[tuple[str, bool, str | None]] = []
+        self.loose: list[str] = []
+        self.fallbacks: list[tuple[str, str]] = []  # (key, text) written inside a data-t element
+        self.attrs_with_words: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for name in ("title", "placeholder", "aria-label", "alt"):
+            if a.get(name) and re.search(r"[^\W\d_]", a[name]):
+                self.attrs_with_words.append(f"<{tag} {name}={a[name]!r}>")
+        if tag not in self.VOID:
+            covered = "data-t" in a or "data-lang" in a or bool(self.stack and self.stack[-1][1])
+            self.stack.append((tag, covered, a.get("data-t")))
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            if self.stack.pop()[0] == tag:
+                break
+
+    def handle_data(self, data):
+        if re.search(r"[^\W\d_]", data) and not (self.stack and self.stack[-1][1]):
+            self.loose.append(data.strip())
+        if data.strip() and self.stack and self.stack[-1][2]:
+            self.fallbacks.append((self.stack[-1][2], data.strip()))
+
+
+def test_no_word_of_index_html_escapes_the_catalog():
+    """Every text node of ``index.html`` with a letter in it lies inside an element that carries
+    ``data-t`` (filled from the catalog at load) or, the one exception, inside the language switch
+    (``data-lang``: each language's name in its own language, the same on both pages); no
+    attribute a person sees (title, placeholder, aria-label, alt) holds words. The few texts kept
+    inside data-t elements (the title and the name, for a reader without scripts) are the English
+    catalog's, word for word."""
+    p = _Text()
+    p.feed((STATIC / "index.html").read_text(encoding="utf-8"))
+    assert p.loose == [], "words outside data-t"
+    assert p.attrs_with_words == []
+    en = {k: "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', v)) for k, v in catalogs()["en"].items()}
+    assert p.fallbacks and all(en[key] == text for key, text in p.fallbacks), p.fallbacks
+
+
+def test_the_scripts_write_no_english_literal():
+    """A static look at the scripts: no string with letters goes straight to the page (``text:``,
+    ``textContent =``, ``say(``, ``alert(``): each comes from ``t(...)`` or a function built on it."""
+    bad = []
+    for f in ("app.js", "tables.js"):
+        for n, line in enumerate((STATIC / f).read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("//")[0]
+            if re.search(r"""(text:\s*|textContent\s*=\s*|\bsay\(|\balert\()["'`][^"'`]*[A-Za-z]""", code):
+                bad.append(f"{f}:{n}: {line.strip()}")
+    assert bad == []
+
+
+def test_the_servers_fixed_messages_have_a_translation():
+    """The page translates the server's error messages by their English text (``SERVER_ERRORS``
+    in ``strings.js``; the API keeps its English messages, which tests and the terminal read):
+    every fixed message the game and table services and the live socket can send is in it, so a
+    new one cannot slip by untranslated. (Messages with numbers in them are matched by patterns,
+    and anything else is shown with a Persian note that it is the server's English.)"""
+    import pasur.web.service as service
+    import pasur.web.tables as tables
+
+    src = (STATIC / "strings.js").read_text(encoding="utf-8")
+    table = src[src.index("const SERVER_ERRORS = {") :]
+    known = set(re.findall(r'^\s*"([^"]+)": "server\.', table[: table.index("\n};")], flags=re.M))
+    sent = {service.NOT_FOUND, service.DAMAGED, tables.NOT_FOUND, "internal error"}
+    web = Path(pasur.web.__file__).parent
+    for f in ("service.py", "tables.py", "live.py"):
+        text = (web / f).read_text(encoding="utf-8")
+        sent |= set(re.findall(r'Conflict\("([^"{]+)"\)', text))
+        sent |= set(re.findall(r'"error": "([^"]+)"', text))
+    assert len(sent) > 12
+    assert sent - known == set(), "server messages the page cannot translate"

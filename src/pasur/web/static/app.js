@@ -7,6 +7,13 @@ const STORE_KEY = "pasur-game";
 const params = new URLSearchParams(location.search);
 const DELAY = params.has("delay") ? Number(params.get("delay")) : 900;
 const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
+// the words of suits, face cards, levels and seats, by the server's names
+const SUIT_KEYS = { C: "suit.clubs", D: "suit.diamonds", H: "suit.hearts", S: "suit.spades" };
+const RANK_KEYS = { J: "rank.jack", Q: "rank.queen", K: "rank.king", A: "rank.ace" };
+const RANK_SHORT_KEYS = { J: "rank.jack_short", Q: "rank.queen_short", K: "rank.king_short", A: "rank.ace_short" };
+const LEVEL_KEYS = { random: "level.random", greedy: "level.greedy", heuristic: "level.heuristic", pimc: "level.pimc", best: "level.best" };
+const SEAT_KEYS = { Alex: "seat.alex", Bob: "seat.bob" };
+const OPP_KEYS = { short: "opp.ai_short", subject: "opp.ai_subject", object: "opp.ai_object" };
 
 let game = null; // { id, token }
 let view = null; // the last state from the server
@@ -21,36 +28,53 @@ function tableMode() {
   return typeof Tables !== "undefined" && Tables.active();
 }
 
-// the other player in the forms written below ("AI", "The AI", "the AI"): a friend at a table
+// the other player, in the forms the sentences need ("short": AI, "subject": The AI, "object":
+// the AI): a friend at a table
 function opp(form) {
-  return tableMode() ? Tables.other(form) : form;
+  return tableMode() ? Tables.other(form) : t(OPP_KEYS[form]);
+}
+
+// a level's name in the page's language (a level the catalog does not know: its own name)
+function levelName(name) {
+  return LEVEL_KEYS[name] ? t(LEVEL_KEYS[name]) : name;
+}
+
+// a seat's name ("Alex", "Bob") in the page's language
+function seatName(seat) {
+  return SEAT_KEYS[seat] ? t(SEAT_KEYS[seat]) : seat;
 }
 
 function gamePath() {
   return tableMode() ? Tables.path() : `/api/games/${game.id}`;
 }
 
-// "1 card", "2 cards"
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+// "1 card", "2 cards": the string `one` for 1, `other` for any other count
+function plural(n, one, other) {
+  return t(n === 1 ? one : other, { n });
 }
 
 // a player's Surs: those made, and those that score when the match rules cancel or void some
 function sursText(p) {
-  return p.surs_scored === undefined || p.surs_scored === p.surs ? String(p.surs) : `${p.surs} (${p.surs_scored} scored)`;
+  return p.surs_scored === undefined || p.surs_scored === p.surs ? num(p.surs) : t("surs.scored", { made: p.surs, scored: p.surs_scored });
 }
 
 // the end-of-hand summary: captures, the final sweep, the match
 function summaryText(h, m) {
   const you = h.players.you;
   const ai = h.players.ai;
-  let text = `Captured: you ${plural(you.pile_count, "card")} (${plural(you.clubs, "club")}), ${opp("the AI")} ${ai.pile_count} (${plural(ai.clubs, "club")}).`;
+  let text = t("summary.captured", {
+    you_cards: plural(you.pile_count, "count.card_one", "count.card_other"),
+    you_clubs: plural(you.clubs, "count.club_one", "count.club_other"),
+    opp: opp("object"),
+    ai_cards: ai.pile_count,
+    ai_clubs: plural(ai.clubs, "count.club_one", "count.club_other"),
+  });
   if (h.sweep) {
     const n = h.sweep.cards.length;
-    const what = n === 1 ? "The last card" : `The last ${n} cards`;
-    text += ` ${what} of the pool went to ${h.sweep.to === "you" ? "you" : opp("the AI")}, the last to capture.`;
+    const who = h.sweep.to === "you" ? t("player.you_object") : opp("object");
+    text += " " + (n === 1 ? t("summary.sweep_one", { who }) : t("summary.sweep_other", { n, who }));
   }
-  if (m.target !== null) text += ` Match: you ${m.totals.you}, ${opp("the AI")} ${m.totals.ai} (to ${m.target}).`;
+  if (m.target !== null) text += " " + t("summary.match", { you: m.totals.you, opp: opp("object"), ai: m.totals.ai, target: m.target });
   return text;
 }
 
@@ -66,13 +90,34 @@ function el(tag, attrs = {}, ...children) {
   return e;
 }
 
+// a card's rank as its face shows it: digits in the page's language, a letter for a face card
 function rankText(card) {
   const r = card.slice(0, -1).toUpperCase();
-  return r === "T" ? "10" : r;
+  if (RANK_SHORT_KEYS[r]) return t(RANK_SHORT_KEYS[r]);
+  return num(r === "T" ? "10" : r);
 }
 
+// a card in short ("10♦")
 function cardText(card) {
   return rankText(card) + SUITS[card.slice(-1).toUpperCase()];
+}
+
+// a card by name ("10 of diamonds", "Jack of clubs"; in Persian "۱۰ خشت", "سرباز خاج")
+function cardName(card) {
+  const r = card.slice(0, -1).toUpperCase();
+  const rank = RANK_KEYS[r] ? t(RANK_KEYS[r]) : num(r === "T" ? "10" : r);
+  return t("card.name", { rank, suit: t(SUIT_KEYS[card.slice(-1).toUpperCase()]) });
+}
+
+// a move in words, from its card and the cards it takes ("lay 5♣", "5♣ takes 6♦ K♠")
+function moveText(action) {
+  if (!action.captured.length) return t("move.lay", { card: cardText(action.card) });
+  return t("move.take", { card: cardText(action.card), cards: action.captured.map(cardText).join(t("list.sep")) });
+}
+
+// a move as the history and the messages say it, with a Sur marked
+function movedText(move, sur) {
+  return sur ? t("move.sur", { move: moveText(move) }) : moveText(move);
 }
 
 function cardEl(card, opts = {}) {
@@ -80,7 +125,7 @@ function cardEl(card, opts = {}) {
   const e = el("button", { type: "button", class: "card" + (s === "D" || s === "H" ? " red" : ""), "data-card": card });
   if (opts.small) e.classList.add("small");
   e.append(el("span", { class: "rank", text: rankText(card) }), el("span", { class: "suit", text: SUITS[s] }));
-  e.title = cardText(card);
+  e.title = cardName(card);
   if (opts.onclick) e.addEventListener("click", opts.onclick);
   else e.disabled = true;
   return e;
@@ -132,7 +177,7 @@ async function loadLevels() {
   const data = await api("GET", "/api/levels");
   const sel = $("level");
   sel.replaceChildren();
-  for (const name of data.levels) sel.append(el("option", { value: name, text: name }));
+  for (const name of data.levels) sel.append(el("option", { value: name, text: levelName(name) }));
   sel.value = data.default;
 }
 
@@ -156,7 +201,7 @@ async function startGame(event) {
     show(["table"]);
     await playSteps(data);
   } catch (e) {
-    alert("Could not start: " + e.message);
+    alert(t("error.start", { error: serverText(e.message) }));
   } finally {
     busy = false;
     render();
@@ -166,18 +211,22 @@ async function startGame(event) {
 // -- the table --------------------------------------------------------------------------------
 function playerEl(p, who) {
   const box = el("div");
-  const name = who === "you" ? `You (${p.seat})` : tableMode() ? `${opp("AI")} (${p.seat})` : `AI: ${view.level} (${p.seat})`;
+  const seat = seatName(p.seat);
+  const name =
+    who === "you"
+      ? t("player.you", { seat })
+      : t("player.other", { name: tableMode() ? opp("short") : t("player.ai_level", { level: levelName(view.level) }), seat });
   box.append(el("span", { class: "name", text: name }));
   const stat = (label, value, cls) => {
     const s = el("span", { class: "stat " + cls });
-    s.append(label + " ", el("b", { text: String(value) }));
+    s.append(label + " ", el("b", { text: num(value) }));
     return s;
   };
   box.append(
-    stat("points", p.points, "points"),
-    stat("Surs", sursText(p), "surs"),
-    stat("captured", p.pile_count, "pile"),
-    stat("clubs", p.clubs, "clubs"),
+    stat(t("stat.points"), p.points, "points"),
+    stat(t("stat.surs"), sursText(p), "surs"),
+    stat(t("stat.captured"), p.pile_count, "pile"),
+    stat(t("stat.clubs"), p.clubs, "clubs"),
   );
   if (who === "ai") {
     const backs = el("span", { class: "cards ai-hand" });
@@ -195,21 +244,22 @@ function render() {
   sb.replaceChildren();
   const item = (label, value, id) => {
     const s = el("span", id ? { id } : {});
-    s.append(label + " ", el("b", { text: String(value) }));
+    s.append(label + " ", el("b", { text: num(value) }));
     return s;
   };
   sb.append(
-    item("Round", `${h.round + 1} of 6`, "round"),
-    item("Cards left to deal", h.cards_to_deal, "to-deal"),
+    item(t("board.round"), t("board.round_of", { round: h.round + 1, rounds: 6 }), "round"),
+    item(t("board.to_deal"), h.cards_to_deal, "to-deal"),
   );
-  if (!tableMode()) sb.append(item("Level", view.level));
+  if (!tableMode()) sb.append(item(t("board.level"), levelName(view.level)));
   if (m.target !== null) {
-    sb.append(item("Hand", view.hand_number), item("Match", `you ${m.totals.you} – ${opp("AI")} ${m.totals.ai} (to ${m.target})`, "totals"));
+    const score = t("board.match_score", { you: m.totals.you, opp: opp("short"), ai: m.totals.ai, target: m.target });
+    sb.append(item(t("board.hand"), view.hand_number), item(t("board.match"), score, "totals"));
   }
   const rules = [];
-  if (view.rules.sur_cancellation) rules.push("Sur cancellation");
-  if (view.rules.fifty_point_rule) rules.push("50-point rule");
-  if (rules.length) sb.append(el("span", { text: rules.join(", ") }));
+  if (view.rules.sur_cancellation) rules.push(t("board.sur_cancellation"));
+  if (view.rules.fifty_point_rule) rules.push(t("board.fifty_rule"));
+  if (rules.length) sb.append(el("span", { text: rules.join(t("board.rules_sep")) }));
 
   $("ai-area").replaceChildren(playerEl(h.players.ai, "ai"));
   $("you-area").replaceChildren(playerEl(h.players.you, "you"));
@@ -227,7 +277,7 @@ function render() {
     if (chosen.has(c)) e.classList.add("chosen");
     pool.append(e);
   }
-  if (!h.pool.length) pool.append(el("span", { class: "small", text: "(empty)" }));
+  if (!h.pool.length) pool.append(el("span", { class: "small", text: t("table.pool_empty") }));
   const hand = $("hand");
   hand.replaceChildren();
   for (const c of h.hand) {
@@ -242,7 +292,7 @@ function render() {
   const hist = $("history");
   hist.replaceChildren();
   for (const mv of h.history) {
-    hist.append(el("li", { text: `${mv.by === "you" ? "You" : opp("AI")}: ${mv.text}${mv.sur ? " (Sur!)" : ""}` }));
+    hist.append(el("li", { text: t("table.said", { who: mv.by === "you" ? t("player.you_short") : opp("short"), move: movedText(mv, mv.sur) }) }));
   }
 }
 
@@ -264,12 +314,12 @@ function renderChoices(myTurn) {
   box.replaceChildren();
   const action = myTurn ? currentAction() : null;
   $("play").disabled = !action;
-  $("play").textContent = action ? `Play: ${action.text}` : selected ? "Choose the cards to take" : "Play";
+  $("play").textContent = action ? t("table.play_move", { move: moveText(action) }) : selected ? t("table.choose_takes") : t("table.play");
   if (!myTurn || !selected) return;
   const options = legalOf(selected);
   if (options.length > 1) {
     for (const a of options) {
-      const b = el("button", { type: "button", class: "choice", text: a.text });
+      const b = el("button", { type: "button", class: "choice", text: moveText(a) });
       b.addEventListener("click", () => sendMove(a));
       box.append(b);
     }
@@ -313,7 +363,7 @@ async function sendMove(action) {
     chosen = new Set();
     await playSteps(data);
   } catch (e) {
-    say(e.message, true);
+    say(serverText(e.message), true);
     if (e.status === 404) forget();
   } finally {
     busy = false;
@@ -333,42 +383,43 @@ async function playSteps(data) {
     selected = null;
     chosen = new Set();
     render();
-    say(`${step.by === "you" ? "You" : opp("The AI")}: ${step.move.text}${step.state.history.at(-1).sur ? " (Sur!)" : ""}`);
+    const who = step.by === "you" ? t("player.you_short") : opp("subject");
+    say(t("table.said", { who, move: movedText(step.move, step.state.history.at(-1).sur) }));
     markPlayed(step.move.card);
     if (step.by === "ai" && DELAY > 0 && !tableMode()) await sleep(DELAY);
   }
   view = data;
   render();
   if (data.status !== "playing") await handOver();
-  else if (!steps.length) say(view.hand.to_move === "you" ? "Your turn." : "");
+  else if (!steps.length) say(view.hand.to_move === "you" ? t("table.your_turn") : "");
 }
 
 async function showHint() {
   if (busy) return;
   busy = true;
-  $("hint").textContent = "Thinking…";
+  $("hint").textContent = t("table.thinking");
   try {
     const data = await api("GET", `/api/games/${game.id}/hint`);
     const box = $("hint-box");
     const table = el("table");
     const head = el("tr");
-    head.append(el("th", { text: "move" }), el("th", { text: `expected final margin (${data.level})` }));
+    head.append(el("th", { text: t("hint.move") }), el("th", { text: t("hint.margin", { level: levelName(data.level) }) }));
     table.append(head);
     for (const m of data.moves) {
       const tr = el("tr", { class: m.best ? "best" : "" });
-      const go = el("button", { type: "button", class: "choice", text: m.text });
+      const go = el("button", { type: "button", class: "choice", text: moveText(m) });
       go.addEventListener("click", () => sendMove(m));
       const td = el("td");
       td.append(go);
-      tr.append(td, el("td", { text: (m.value > 0 ? "+" : "") + m.value.toFixed(2) }));
+      tr.append(td, el("td", { text: signed((m.value > 0 ? "+" : "") + dec(m.value, 2)) }));
       table.append(tr);
     }
-    box.replaceChildren(el("div", { class: "small", text: "Your points minus the AI's at the end, as the AI estimates it from what you can see:" }), table);
+    box.replaceChildren(el("div", { class: "small", text: t("hint.explain") }), table);
     box.hidden = false;
   } catch (e) {
-    say(e.message, true);
+    say(serverText(e.message), true);
   } finally {
-    $("hint").textContent = "Hint";
+    $("hint").textContent = t("table.hint");
     busy = false;
     render();
   }
@@ -377,12 +428,12 @@ async function showHint() {
 // -- the end of a hand ------------------------------------------------------------------------
 function resultRows(r) {
   const rows = [
-    ["cards and clubs", r.card_points[0], r.card_points[1]],
-    ["Surs made", r.surs[0], r.surs[1]],
+    [t("result.cards_clubs"), r.card_points[0], r.card_points[1]],
+    [t("result.surs_made"), r.surs[0], r.surs[1]],
   ];
-  if (r.surs_void[0] || r.surs_void[1]) rows.push(["Surs void (50-point rule)", r.surs_void[0], r.surs_void[1]]);
-  if (view.rules.sur_cancellation) rows.push(["Surs cancelled", r.surs_cancelled[0], r.surs_cancelled[1]]);
-  rows.push(["Surs scored (5 each)", r.surs_scored[0], r.surs_scored[1]]);
+  if (r.surs_void[0] || r.surs_void[1]) rows.push([t("result.surs_void"), r.surs_void[0], r.surs_void[1]]);
+  if (view.rules.sur_cancellation) rows.push([t("result.surs_cancelled"), r.surs_cancelled[0], r.surs_cancelled[1]]);
+  rows.push([t("result.surs_scored"), r.surs_scored[0], r.surs_scored[1]]);
   return rows;
 }
 
@@ -395,27 +446,31 @@ async function handOver() {
   if (tableMode()) {
     title = Tables.title(r, m);
   } else if (m.target === null) {
-    title = r.points[0] > r.points[1] ? "You win the hand" : r.points[0] < r.points[1] ? "The AI wins the hand" : "A tie";
+    title = t(r.points[0] > r.points[1] ? "result.you_win_hand" : r.points[0] < r.points[1] ? "result.ai_wins_hand" : "result.tie");
   } else if (m.over) {
-    title = m.winner === "you" ? "You win the match!" : "The AI wins the match";
+    title = t(m.winner === "you" ? "result.you_win_match" : "result.ai_wins_match");
   } else {
-    title = `Hand ${view.hand_number} is over`;
+    title = t("result.hand_over", { n: view.hand_number });
   }
   $("result-title").textContent = title;
   const table = $("final-score");
   table.replaceChildren();
   const head = el("tr");
-  head.append(el("th", { text: "" }), el("th", { text: `You (${h.players.you.seat})` }), el("th", { text: `${opp("AI")} (${h.players.ai.seat})` }));
+  head.append(
+    el("th", { text: "" }),
+    el("th", { text: t("player.you", { seat: seatName(h.players.you.seat) }) }),
+    el("th", { text: t("player.other", { name: opp("short"), seat: seatName(h.players.ai.seat) }) }),
+  );
   table.append(head);
   for (const [label, a, b] of resultRows(r)) {
     const tr = el("tr");
-    tr.append(el("td", { text: label }), el("td", { text: String(a) }), el("td", { text: String(b) }));
+    tr.append(el("td", { text: label }), el("td", { text: num(a) }), el("td", { text: num(b) }));
     table.append(tr);
   }
   const total = el("tr", { class: "total", id: "hand-points" });
   total.setAttribute("data-you", r.points[0]);
   total.setAttribute("data-ai", r.points[1]);
-  total.append(el("td", { text: "points" }), el("td", { text: String(r.points[0]) }), el("td", { text: String(r.points[1]) }));
+  total.append(el("td", { text: t("result.points") }), el("td", { text: num(r.points[0]) }), el("td", { text: num(r.points[1]) }));
   table.append(total);
   $("match-summary").textContent = summaryText(h, m);
   $("next-hand").hidden = view.status !== "hand_over";
@@ -426,27 +481,43 @@ async function handOver() {
 async function loadReplay() {
   const btn = $("show-replay");
   btn.disabled = true;
-  btn.textContent = "Solving the deal with every card open…";
+  btn.textContent = t("replay.solving");
   try {
     const data = await api("GET", `${gamePath()}/replay?hand=${view.hand_number}`);
     renderReplay(data);
     btn.disabled = false;
-    btn.textContent = "Replay with every card open";
+    btn.textContent = t("result.show_replay");
   } catch (e) {
-    btn.textContent = "Replay unavailable: " + e.message;
+    btn.textContent = t("replay.unavailable", { error: serverText(e.message) });
   }
 }
 
 function renderReplay(data) {
   const mine = data.moves.filter((m) => m.by === "you").length;
-  $("replay-summary").textContent =
-    `With every card open, optimal play by both from the deal gives you ${fmtSigned(data.open_value)}. ` +
-    `Your ${mine} moves cost ${data.your_cost.toFixed(2)} points against open-hand optimal play ` +
-    `(${data.your_mistakes} not optimal); ${opp("the AI")}'s cost ${data.ai_cost.toFixed(2)}. Deck: ${data.deal.deck}`;
+  $("replay-summary").textContent = t("replay.summary", {
+    value: fmtSigned(data.open_value),
+    mine,
+    cost: dec(data.your_cost, 2),
+    mistakes: data.your_mistakes,
+    opp: opp("object"),
+    ai_cost: dec(data.ai_cost, 2),
+    deck: data.deal.deck.split(/\s+/).filter(Boolean).map(cardText).join(" "),
+  });
   const table = $("replay-table");
   table.replaceChildren();
   const head = el("tr");
-  for (const t of ["#", "stage", "who", "pool", "your hand", `${opp("AI")}'s hand`, "move played", "open-hand best", "cost"]) head.append(el("th", { text: t }));
+  const cols = [
+    t("replay.col_n"),
+    t("replay.col_stage"),
+    t("replay.col_who"),
+    t("replay.col_pool"),
+    t("replay.col_your_hand"),
+    t("replay.col_their_hand", { opp: opp("short") }),
+    t("replay.col_move"),
+    t("replay.col_best"),
+    t("replay.col_cost"),
+  ];
+  for (const c of cols) head.append(el("th", { text: c }));
   table.append(head);
   for (const m of data.moves) {
     const tr = el("tr", { class: m.by === "you" ? "mine" : "" });
@@ -455,16 +526,16 @@ function renderReplay(data) {
       td.append(content);
       return td;
     };
-    const cost = el("td", { class: "cost " + (m.cost > 0 ? "bad" : "good"), text: m.cost > 0 ? "−" + m.cost.toFixed(2) : "0" });
+    const cost = el("td", { class: "cost " + (m.cost > 0 ? "bad" : "good"), text: m.cost > 0 ? signed("−" + dec(m.cost, 2)) : num(0) });
     tr.append(
-      cell(String(m.n)),
-      cell(m.stage),
-      cell(m.by === "you" ? "you" : opp("AI")),
+      cell(num(m.n)),
+      cell(num(m.stage)),
+      cell(m.by === "you" ? t("player.you_object") : opp("short")),
       cell(cardRow(m.pool)),
       cell(cardRow(m.hands.you)),
       cell(cardRow(m.hands.ai)),
-      cell(m.move.text),
-      cell(m.cost > 0 ? m.best.text : "same"),
+      cell(moveText(m.move)),
+      cell(m.cost > 0 ? moveText(m.best) : t("replay.same")),
       cost,
     );
     table.append(tr);
@@ -472,7 +543,7 @@ function renderReplay(data) {
 }
 
 function fmtSigned(v) {
-  return (v > 0 ? "+" : "") + v;
+  return signed((v > 0 ? "+" : "") + num(v));
 }
 
 async function nextHand() {
@@ -484,7 +555,7 @@ async function nextHand() {
     show(["table"]);
     await playSteps(data);
   } catch (e) {
-    say(e.message, true);
+    say(serverText(e.message), true);
   } finally {
     busy = false;
     render();
@@ -515,11 +586,17 @@ async function resume() {
   show(["table"]);
   render();
   if (view.status !== "playing") await handOver();
-  else say("Welcome back: your game goes on.");
+  else say(t("table.welcome_back"));
   return true;
 }
 
 window.addEventListener("DOMContentLoaded", async () => {
+  applyStrings(document);
+  $("lang-switch").setAttribute("aria-label", t("lang.switch"));
+  for (const b of document.querySelectorAll("#lang-switch [data-lang]")) {
+    b.setAttribute("aria-pressed", String(b.getAttribute("data-lang") === LANG));
+    b.addEventListener("click", () => setLang(b.getAttribute("data-lang")));
+  }
   $("setup-form").addEventListener("submit", startGame);
   $("play").addEventListener("click", () => sendMove(currentAction()));
   $("hint").addEventListener("click", showHint);

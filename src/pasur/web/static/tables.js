@@ -63,7 +63,7 @@ const Tables = (() => {
       $("invite-panel").hidden = false;
       connect();
     } catch (e) {
-      alert(t("table.open_failed", { error: e.message }));
+      alert(t("table.open_failed", { error: serverText(e.message) }));
     } finally {
       busy = false;
     }
@@ -78,7 +78,7 @@ const Tables = (() => {
       connect();
       return true;
     } catch (e) {
-      alert(t("table.join_failed", { error: e.message }));
+      alert(t("table.join_failed", { error: serverText(e.message) }));
       return false;
     }
   }
@@ -89,7 +89,7 @@ const Tables = (() => {
     s.addEventListener("open", () => s.send(JSON.stringify({ type: "hello", token: table.token })));
     s.addEventListener("message", (event) => {
       const msg = JSON.parse(event.data);
-      queue = queue.then(() => receive(msg)).catch((e) => say(e.message, true));
+      queue = queue.then(() => receive(msg)).catch((e) => say(serverText(e.message), true));
     });
     s.addEventListener("close", () => {
       if (socket !== s || !table) return; // closed on purpose
@@ -114,7 +114,7 @@ const Tables = (() => {
 
   async function receive(msg) {
     if (msg.type === "error") {
-      say(msg.error, true);
+      say(serverText(msg.error), true);
       if (msg.status === 404) {
         forgetTable();
         forget();
@@ -201,14 +201,16 @@ const Tables = (() => {
     try {
       await api("POST", `${path()}/ai`, { level: $("level").value });
     } catch (e) {
-      say(e.message, true);
+      say(serverText(e.message), true);
     }
   }
 
-  // the other player's name in the forms app.js writes: "AI", "The AI", "the AI"
+  // the other player's name in the forms app.js writes ("short", "subject", "object": see opp)
   function other(form) {
-    if (!view || view.opponent.kind !== "ai") return form === "AI" ? t("table.friend_short") : form === "The AI" ? t("table.friend") : t("table.friend").toLowerCase();
-    return form === "AI" ? t("table.ai_named", { level: view.opponent.level }) : form;
+    if (!view || view.opponent.kind !== "ai") {
+      return t(form === "short" ? "table.friend_short" : form === "subject" ? "table.friend" : "table.friend_object");
+    }
+    return form === "short" ? t("table.ai_named", { level: levelName(view.opponent.level) }) : t(OPP_KEYS[form]);
   }
 
   function title(r, m) {
