@@ -70,10 +70,11 @@ def live_server(tmp_path):
     thread.join(timeout=30)
 
 
-def _driver(profile: Path, performance: bool = False, languages: str | None = None):
+def _driver(profile: Path, performance: bool = False, languages: str | None = None, prompts: bool = False):
     """A headless Chromium of its own profile (its own localStorage: one person);
     ``performance``: keep the DevTools network log (every WebSocket frame and HTTP response);
-    ``languages``: the browser's languages (``navigator.languages``), e.g. ``"fa-IR,fa"``."""
+    ``languages``: the browser's languages (``navigator.languages``), e.g. ``"fa-IR,fa"``;
+    ``prompts``: leave the page's prompts open for the test to answer (not dismissed by WebDriver)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -86,6 +87,8 @@ def _driver(profile: Path, performance: bool = False, languages: str | None = No
         opts.add_argument(f"--lang={languages.split(',')[0]}")
         opts.add_experimental_option("prefs", {"intl.accept_languages": languages})
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL", **({"performance": "ALL"} if performance else {})})
+    if prompts:
+        opts.set_capability("unhandledPromptBehavior", "ignore")
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
     driver.set_page_load_timeout(60)
     return driver
@@ -486,3 +489,145 @@ def test_a_persian_browser_gets_the_persian_page(live_server, tmp_path, monkeypa
         assert severe == [], severe
     finally:
         d.quit()
+
+
+def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_server, tmp_path, monkeypatch):
+    """Issue 28, part 3, the page: Alice keeps a name with the form, opens a rated table for a
+    short match; Bahar, with no name yet, opens the invite link and is asked for one before she
+    joins. Both see the other's name, no hint button and the rated mark; they play the match out by
+    clicking; then each page shows its player's new rating, and the ladder lists both at the ratings
+    the server stored, with the AI levels at their fixed ratings and the unrated levels named."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    from pasur.web.players import ladder_players
+
+    _need_browser()
+    monkeypatch.setenv("SE_OFFLINE", "true")
+    base, app = live_server
+    alice = _driver(tmp_path / "profile-alice-rated")
+    bahar = _driver(tmp_path / "profile-bahar-rated", prompts=True)
+    try:
+        wait = {id(d): WebDriverWait(d, 60) for d in (alice, bahar)}
+
+        def loaded(d):
+            wait[id(d)].until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+
+        alice.get(base + "/?delay=0")
+        loaded(alice)
+        assert not alice.find_element(By.ID, "player-shown").is_displayed()
+        alice.find_element(By.ID, "player-name").send_keys("Alice")
+        alice.find_element(By.ID, "register").click()
+        shown = wait[id(alice)].until(ec.visibility_of_element_located((By.ID, "player-shown")))
+        assert shown.text == "You play as Alice: rating 1500 (RD 350, 0 hands rated).", shown.text
+        assert alice.execute_script("return localStorage.getItem('pasur-player')")
+        # a rated table: checking it makes the game a match
+        alice.find_element(By.ID, "table-rated").click()
+        assert alice.find_element(By.ID, "mode-match").is_selected()
+        target = alice.find_element(By.ID, "target")
+        target.clear()
+        target.send_keys("25")
+        Select(alice.find_element(By.ID, "seat")).select_by_value("alex")
+        alice.find_element(By.ID, "open-table").click()
+        link = wait[id(alice)].until(lambda d: d.find_element(By.ID, "invite-link").get_attribute("value"))
+        assert link.endswith("&rated=1"), link
+        table_id = alice.execute_script("return game.id")
+        # Bahar has no name: the page asks for one, then joins
+        bahar.get(base + "/?delay=0")
+        loaded(bahar)
+        # (navigated by the script, not by get(), which would wait on a page held by its prompt; the
+        # link's address differs from this one in more than the hash, so the page loads anew)
+        assert bahar.current_url != link.split("#")[0]
+        bahar.execute_script("location.assign(arguments[0])", link)
+        prompt = wait[id(bahar)].until(ec.alert_is_present())
+        assert prompt.text.startswith("This table is rated.")
+        prompt.send_keys("Bahar")
+        prompt.accept()
+        loaded(bahar)
+
+        def state(d):
+            return d.execute_script(
+                "return view && view.kind === 'table' && {status: view.status, to: view.hand.to_move, "
+                "n: view.hand.moves_played, hand: view.hand_number, busy: busy}"
+            )
+
+        for d in (alice, bahar):
+            wait[id(d)].until(lambda d: (state(d) or {}).get("status") == "playing")
+        for d, other in ((alice, "Bahar"), (bahar, "Alice")):
+            assert d.execute_script("return view.rated") is True
+            assert d.find_element(By.ID, "rated-mark").text == "Rated match"
+            assert not d.find_element(By.ID, "hint").is_displayed()
+            assert not d.find_element(By.ID, "leave-table").is_displayed()  # a rated match is played out
+            assert other in d.find_element(By.ID, "ai-area").text
+
+        def settled(d, hand, n):
+            s = state(d)
+            return s if s and not s["busy"] and (s["hand"], s["n"]) >= (hand, n) else False
+
+        rng = random.Random(5)
+        hands = 1
+        while True:
+            sa = state(alice)
+            if sa["status"] == "over" and state(bahar)["status"] == "over":
+                break
+            if sa["status"] == "hand_over":
+                for d in (alice, bahar):
+                    wait[id(d)].until(ec.visibility_of_element_located((By.ID, "result")))
+                alice.find_element(By.ID, "next-hand").click()
+                hands += 1
+                for d in (alice, bahar):
+                    wait[id(d)].until(lambda d, h=hands: (state(d) or {}).get("hand") == h)
+                continue
+            if sa["status"] == "over":  # Bahar's page is still showing the last move
+                wait[id(bahar)].until(lambda d: state(d)["status"] == "over")
+                continue
+            mover = alice if sa["to"] == "you" else bahar
+            legal = mover.execute_script("return view.hand.legal")
+            captures = [a for a in legal if a["captured"]]
+            action = rng.choice(captures) if captures and rng.random() < 0.8 else rng.choice(legal)
+            hand, n = sa["hand"], sa["n"]
+            mover.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
+            for c in action["captured"]:
+                pool_card = mover.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
+                if "chosen" not in pool_card.get_attribute("class"):
+                    pool_card.click()
+            mover.find_element(By.ID, "play").click()
+            for d in (alice, bahar):
+                wait[id(d)].until(lambda d, at=(hand, n + 1): settled(d, *at))
+        stored = get_table(app.state.service.store, table_id)
+        assert stored.status == "over" and stored.rated and len(stored.hands) == hands
+        ladder = {p.name: p.json() for p in ladder_players(app.state.service.store)}
+        assert set(ladder) == {"Alice", "Bahar"}
+        assert all(p["games"] == hands and p["rating"] != 1500.0 for p in ladder.values()), ladder
+        # each page shows its player's new rating
+        for d, name in ((alice, "Alice"), (bahar, "Bahar")):
+            p = ladder[name]
+            words = f"You play as {name}: rating {round(p['rating'])} (RD {round(p['rd'])}, {hands} hands rated)."
+            wait[id(d)].until(
+                lambda d, w=words: d.find_element(By.ID, "player-shown").get_attribute("textContent") == w
+            )
+        # the ladder: both people by rating, the AI levels at their fixed ratings
+        alice.find_element(By.ID, "show-ladder").click()
+        panel = wait[id(alice)].until(ec.visibility_of_element_located((By.ID, "ladder")))
+        wait[id(alice)].until(lambda d: d.find_element(By.ID, "ladder").get_attribute("data-loaded"))
+        rows = panel.find_elements(By.CSS_SELECTOR, "#ladder-players tr[data-name]")
+        got = [(r.get_attribute("data-name"), float(r.get_attribute("data-rating"))) for r in rows]
+        assert got == sorted(((n, p["rating"]) for n, p in ladder.items()), key=lambda x: -x[1]), got
+        cells = rows[0].find_elements(By.TAG_NAME, "td")
+        top = ladder[got[0][0]]
+        assert [c.text for c in cells] == ["1", got[0][0], str(round(top["rating"])), str(round(top["rd"])), str(hands)]
+        board = app.state.tables.board.json()
+        levels = panel.find_elements(By.CSS_SELECTOR, "#ladder-ai tr[data-level]")
+        assert [r.get_attribute("data-level") for r in levels] == [lv["level"] for lv in board["levels"]]
+        anchor = panel.find_element(By.CSS_SELECTOR, "#ladder-ai tr[data-level='greedy']")
+        assert [c.text for c in anchor.find_elements(By.TAG_NAME, "td")][:3] == ["greedy", "1500", "0"]
+        assert "random" in panel.find_element(By.ID, "ladder-unrated").text
+        assert "results/arena-20" in panel.find_element(By.ID, "ladder-source").text
+        _shot(alice, tmp_path, "web-ladder.png")
+        for d in (alice, bahar):
+            severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
+            assert severe == [], severe
+    finally:
+        alice.quit()
+        bahar.quit()

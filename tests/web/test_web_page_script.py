@@ -239,17 +239,42 @@ def test_the_servers_fixed_messages_have_a_translation():
     every fixed message the game and table services and the live socket can send is in it, so a
     new one cannot slip by untranslated. (Messages with numbers in them are matched by patterns,
     and anything else is shown with a Persian note that it is the server's English.)"""
+    import pasur.web.players as players
     import pasur.web.service as service
     import pasur.web.tables as tables
 
     src = (STATIC / "strings.js").read_text(encoding="utf-8")
     table = src[src.index("const SERVER_ERRORS = {") :]
     known = set(re.findall(r'^\s*"([^"]+)": "server\.', table[: table.index("\n};")], flags=re.M))
-    sent = {service.NOT_FOUND, service.DAMAGED, tables.NOT_FOUND, "internal error"}
+    sent = {service.NOT_FOUND, service.DAMAGED, tables.NOT_FOUND, players.NO_PLAYER, "internal error"}
     web = Path(pasur.web.__file__).parent
-    for f in ("service.py", "tables.py", "live.py"):
+    for f in ("service.py", "tables.py", "live.py", "players.py"):
         text = (web / f).read_text(encoding="utf-8")
         sent |= set(re.findall(r'Conflict\("([^"{]+)"\)', text))
         sent |= set(re.findall(r'"error": "([^"]+)"', text))
     assert len(sent) > 12
     assert sent - known == set(), "server messages the page cannot translate"
+
+
+def test_the_ratings_words_in_persian():
+    """Issue 28, part 3: the player's line and the server's messages about names and rated tables
+    in Persian, with Persian digits; a name keeps its own letters."""
+    from pasur.web.players import clean_name
+
+    try:
+        clean_name("x")
+    except Exception as e:  # the name rule, word for word as the server sends it
+        rule = str(e)
+    out = call_js(
+        ("useLang", ["fa"]),
+        ("t", ["player.shown", {"name": "Alice", "rating": 1562, "rd": 253, "games": 2}]),
+        ("serverText", ["the name 'Alice' is taken"]),
+        ("serverText", [rule]),
+        ("serverText", ["the level 'random' has no rating from the arena: a rated table needs a rated level"]),
+        ("serverText", ["a rated table plays a match: give the rules a target"]),
+    )
+    _, shown, taken, bad_name, level, target = out
+    assert shown == "شما با نام Alice بازی می‌کنید: ریتینگ ۱۵۶۲ (عدم قطعیت ۲۵۳، ۲ دست رتبه‌دار)."
+    assert taken == "نام 'Alice' گرفته شده است"
+    for text in (bad_name, level, target):
+        assert not re.search(r"[A-Za-z0-9]", text.replace("_", "")), text

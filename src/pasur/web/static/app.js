@@ -142,9 +142,11 @@ function sleep(ms) {
 }
 
 // -- the server -------------------------------------------------------------------------------
-async function api(method, path, body) {
+// `token`: the X-Pasur-Token to send (null: none); left out, the game's or table's
+async function api(method, path, body, token) {
   const headers = { Accept: "application/json" };
-  if (game) headers["X-Pasur-Token"] = game.token;
+  const tok = token === undefined ? game && game.token : token;
+  if (tok) headers["X-Pasur-Token"] = tok;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   let data = null;
@@ -260,6 +262,7 @@ function render() {
   if (view.rules.sur_cancellation) rules.push(t("board.sur_cancellation"));
   if (view.rules.fifty_point_rule) rules.push(t("board.fifty_rule"));
   if (rules.length) sb.append(el("span", { text: rules.join(t("board.rules_sep")) }));
+  if (view.rated) sb.append(el("span", { id: "rated-mark", text: t("board.rated") }));
 
   $("ai-area").replaceChildren(playerEl(h.players.ai, "ai"));
   $("you-area").replaceChildren(playerEl(h.players.you, "you"));
@@ -288,7 +291,7 @@ function render() {
   renderChoices(myTurn);
   $("controls").hidden = view.status !== "playing";
   $("hint").disabled = !myTurn;
-  $("hint").hidden = tableMode();
+  $("hint").hidden = tableMode() || Boolean(view.rated); // no hints at a rated table (nor at any table yet)
   const hist = $("history");
   hist.replaceChildren();
   for (const mv of h.history) {

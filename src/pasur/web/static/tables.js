@@ -53,11 +53,21 @@ const Tables = (() => {
     if (busy) return;
     const clockValue = $("table-clock").value;
     const body = { rules: rules(), seat: $("seat").value, clock_s: clockValue ? Number(clockValue) : null };
-    if (params.has("seed")) body.seed = Number(params.get("seed"));
+    const rated = $("table-rated").checked;
+    if (rated) {
+      if (!Players.token()) {
+        alert(t("player.need_name"));
+        $("player-name").focus();
+        return;
+      }
+      body.rated = true;
+      body.player_token = Players.token();
+    } else if (params.has("seed")) body.seed = Number(params.get("seed")); // a rated table's deals are never seeded
     busy = true;
     try {
       const data = await api("POST", "/api/tables", body);
-      const link = `${location.origin}${location.pathname}#table=${encodeURIComponent(data.id)}&invite=${encodeURIComponent(data.invite)}`;
+      // the link says the table is rated, so the friend's page asks for a name before joining
+      const link = `${location.origin}${location.pathname}#table=${encodeURIComponent(data.id)}&invite=${encodeURIComponent(data.invite)}${rated ? "&rated=1" : ""}`;
       remember(data.id, data.token, link); // the link is kept to be shown again after a reload
       $("invite-link").value = link;
       $("invite-panel").hidden = false;
@@ -69,11 +79,19 @@ const Tables = (() => {
     }
   }
 
-  async function join(id, invite) {
+  async function join(id, invite, rated) {
+    const body = { invite };
+    if (rated) {
+      body.player_token = await Players.ensure(); // asks for a name first when this browser has none
+      if (!body.player_token) {
+        alert(t("player.need_name"));
+        return false; // the link stays in the address bar: a reload tries again
+      }
+    }
     history.replaceState(null, "", location.pathname + location.search); // the invite works once
     say(t("table.joining"));
     try {
-      const data = await api("POST", `/api/tables/${encodeURIComponent(id)}/join`, { invite });
+      const data = await api("POST", `/api/tables/${encodeURIComponent(id)}/join`, body);
       remember(data.id, data.token);
       connect();
       return true;
@@ -130,7 +148,7 @@ const Tables = (() => {
     const joinedNow = wasWaiting && !waiting;
     wasWaiting = waiting;
     $("invite-panel").hidden = !waiting;
-    $("leave-table").hidden = waiting || data.status === "over";
+    $("leave-table").hidden = waiting || data.status === "over" || Boolean(data.rated); // a rated match is played out
     clock = data.clock.per_move_s ? { left: data.clock.left_s, at: Date.now(), to: data.clock.to_move } : null;
     tick();
     const overKey = `${data.hand_number}:${data.status}`;
@@ -155,6 +173,7 @@ const Tables = (() => {
     if (data.status === "playing") say(joinedNow ? `${t("table.joined")} ${turnText()}` : turnText());
     else {
       shownOver = overKey;
+      if (data.rated && data.status === "over") Players.refresh(); // the match is rated: the new rating
       if (data.result && data.result.timeout) say(t(data.result.timeout === "you" ? "table.timeout_you" : "table.timeout_them"));
     }
   }
@@ -207,6 +226,7 @@ const Tables = (() => {
 
   // the other player's name in the forms app.js writes ("short", "subject", "object": see opp)
   function other(form) {
+    if (view && view.names && view.names.ai && view.opponent.kind === "person") return view.names.ai; // a rated table
     if (!view || view.opponent.kind !== "ai") {
       return t(form === "short" ? "table.friend_short" : form === "subject" ? "table.friend" : "table.friend_object");
     }
@@ -226,7 +246,7 @@ const Tables = (() => {
   // at load: join by an invite link, or reconnect to the table this browser sits at
   async function resume() {
     const hash = new URLSearchParams(location.hash.slice(1));
-    if (hash.has("table") && hash.has("invite")) return join(hash.get("table"), hash.get("invite"));
+    if (hash.has("table") && hash.has("invite")) return join(hash.get("table"), hash.get("invite"), hash.get("rated") === "1");
     const saved = localStorage.getItem(KEY);
     if (!saved) return false;
     try {
@@ -259,8 +279,137 @@ const Tables = (() => {
     });
     $("seat-ai").addEventListener("click", seatAi);
     $("leave-table").addEventListener("click", leave);
+    $("table-rated").addEventListener("change", () => {
+      if ($("table-rated").checked) $("mode-match").checked = true; // a rated table plays a match
+    });
+    Players.setup();
+    Ladder.setup();
     setInterval(tick, 500);
   }
 
   return { active, path, move, next, leave, other, title, resume, setup, forget: forgetTable };
+})();
+
+// The player's name for rated tables: registered once (POST /api/players), its secret token kept
+// in localStorage; the name and rating shown from GET /api/players/me.
+const Players = (() => {
+  const KEY = "pasur-player";
+  let me = null; // { name, rating, rd, games }
+
+  const token = () => localStorage.getItem(KEY);
+
+  function draw() {
+    $("player-shown").hidden = !me;
+    $("player-register").hidden = Boolean(me);
+    if (me) $("player-shown").textContent = t("player.shown", { name: me.name, rating: Math.round(me.rating), rd: Math.round(me.rd), games: me.games });
+  }
+
+  async function refresh() {
+    if (!token()) me = null;
+    else {
+      try {
+        me = await api("GET", "/api/players/me", undefined, token());
+      } catch (e) {
+        if (e.status === 404) {
+          localStorage.removeItem(KEY); // a name this server does not know (a new database)
+          me = null;
+        }
+      }
+    }
+    draw();
+    return me;
+  }
+
+  async function register(name) {
+    const data = await api("POST", "/api/players", { name }, null);
+    localStorage.setItem(KEY, data.token);
+    me = data;
+    draw();
+    return data.token;
+  }
+
+  // the token to sit at a rated table with, asking for a name first when there is none (null: none)
+  async function ensure() {
+    if (token()) return token();
+    const name = (prompt(t("player.ask_name")) || "").trim();
+    if (!name) return null;
+    try {
+      return await register(name);
+    } catch (e) {
+      alert(t("player.failed", { error: serverText(e.message) }));
+      return null;
+    }
+  }
+
+  function setup() {
+    $("register").addEventListener("click", async () => {
+      const name = $("player-name").value.trim();
+      if (!name) return $("player-name").focus();
+      try {
+        await register(name);
+      } catch (e) {
+        alert(t("player.failed", { error: serverText(e.message) }));
+      }
+    });
+    draw();
+    refresh();
+  }
+
+  return { token, refresh, ensure, setup };
+})();
+
+// The ladder (GET /api/ladder): people by rating, and the AI levels at their fixed ratings with the
+// arena results they were fitted from. A panel above the rest; #ladder in the address opens it.
+const Ladder = (() => {
+  function row(tag, cells) {
+    const tr = el("tr");
+    for (const c of cells) tr.append(el(tag, { text: c }));
+    return tr;
+  }
+
+  function draw(data) {
+    const people = $("ladder-players");
+    people.replaceChildren(row("th", [t("ladder.col_rank"), t("ladder.col_name"), t("ladder.col_rating"), t("ladder.col_rd"), t("ladder.col_games")]));
+    for (const p of data.players) {
+      const tr = row("td", [num(p.rank), p.name, num(Math.round(p.rating)), num(Math.round(p.rd)), num(p.games)]);
+      tr.setAttribute("data-name", p.name);
+      tr.setAttribute("data-rating", String(p.rating));
+      people.append(tr);
+    }
+    people.hidden = !data.players.length;
+    $("ladder-empty").hidden = data.players.length > 0;
+    const ai = $("ladder-ai");
+    ai.replaceChildren(row("th", [t("ladder.col_level"), t("ladder.col_rating"), t("ladder.col_rd"), t("ladder.col_hands")]));
+    for (const l of data.ai.levels) {
+      const tr = row("td", [levelName(l.level), num(Math.round(l.rating)), num(Math.round(l.rd)), num(l.hands)]);
+      tr.setAttribute("data-level", l.level);
+      ai.append(tr);
+    }
+    ai.hidden = !data.ai.levels.length;
+    const sep = t("list.comma");
+    $("ladder-unrated").textContent = data.ai.unrated.length ? t("ladder.unrated", { levels: data.ai.unrated.map(levelName).join(sep) }) : "";
+    const src = data.ai.source;
+    $("ladder-source").textContent = t("ladder.source", { folders: src.folders.map(signed).join(sep), anchor: levelName(src.anchor), rating: Math.round(src.anchor_rating) });
+  }
+
+  async function open() {
+    $("ladder").hidden = false;
+    try {
+      draw(await api("GET", "/api/ladder", undefined, null));
+      $("ladder").setAttribute("data-loaded", String(Date.now()));
+    } catch (e) {
+      $("ladder-source").textContent = t("ladder.failed", { error: serverText(e.message) });
+    }
+    $("ladder").scrollIntoView();
+  }
+
+  function setup() {
+    $("show-ladder").addEventListener("click", open);
+    $("close-ladder").addEventListener("click", () => {
+      $("ladder").hidden = true;
+    });
+    if (location.hash === "#ladder") open();
+  }
+
+  return { open, setup };
 })();
