@@ -33,7 +33,6 @@ holds, and any ``n`` unseen cards form a consistent world, as in :mod:`pasur.hid
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from functools import lru_cache
@@ -43,10 +42,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from pasur.common.errors import PasurInputError
 from pasur.game.cards import HAND_SIZE, JACK, cards_of, clubs_in, points_in, rank, suit
 from pasur.game.rules import Action, card_actions, immediate_points, is_sur
 from pasur.hidden.infostate import InfoState
+from pasur.hidden.weights import card_path, load_checked, sha256
 from pasur.hidden.worlds import Worlds, _masks, every_hand, info_seed
 
 #: the weights shipped with the package (written by ``pasur hidden-train belief``)
@@ -308,34 +307,14 @@ class BeliefModel:
     @classmethod
     def load(cls, path: str | Path = DEFAULT_WEIGHTS, device: str | torch.device = "cpu") -> BeliefModel:
         """The network of a weights file, refused unless its card's SHA-256 matches."""
-        path = Path(path)
-        card_file = card_path(path)
-        if not path.is_file():
-            raise PasurInputError(f"{path}: no such weights file")
-        if not card_file.is_file():
-            raise PasurInputError(f"{path}: its card {card_file.name} is missing, so the weights cannot be checked")
-        try:
-            card = json.loads(card_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise PasurInputError(f"{card_file}: not a readable card ({e})") from None
-        if not isinstance(card, dict) or card.get("sha256") != sha256(path):
-            raise PasurInputError(f"{path}: does not match its card {card_file.name} (SHA-256 differs)")
-        try:
-            blob = torch.load(path, map_location="cpu", weights_only=True)
+
+        def build(blob: dict) -> BeliefNet:
             net = BeliefNet(int(blob["hidden"]))
             net.load_state_dict(blob["state"])
-        except Exception as e:  # torch raises many kinds on a file that is not its own
-            raise PasurInputError(f"{path}: not belief weights of this pasur ({str(e).splitlines()[0]})") from None
+            return net
+
+        net = load_checked(Path(path), "belief", build)
         return cls(net, device)
-
-
-def card_path(path: Path) -> Path:
-    """``belief.pt`` -> ``belief.card.json``."""
-    return path.with_name(path.stem + ".card.json")
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @lru_cache(maxsize=4)

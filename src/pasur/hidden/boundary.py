@@ -17,7 +17,6 @@ Inputs are tensors: ``pool``, ``remaining`` (card masks), ``ca``, ``cb`` (clubs,
 
 from __future__ import annotations
 
-import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -25,10 +24,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from pasur.common.errors import PasurInputError
 from pasur.game.cards import CLUB_MASK, N_CLUBS
 from pasur.game.state import FINAL_ROUND
 from pasur.hidden.heuristic import club_race
+from pasur.hidden.weights import card_path, load_checked, sha256
 from pasur.solve.actions import card_points_of
 from pasur.solve.ops import popcount
 
@@ -83,27 +82,13 @@ class LearnedBoundary:
         """The networks of a weights file, checked against its JSON card (``<name>.card.json``:
         the file's SHA-256, the architecture and how it was fitted). Weights without their card,
         or that do not match it, are refused: nothing unchecked is loaded."""
-        path = Path(path)
-        card_file = card_path(path)
-        if not path.is_file():
-            raise PasurInputError(f"{path}: no such weights file")
-        if not card_file.is_file():
-            raise PasurInputError(
-                f"{path}: its card {card_file.name} is missing, so the weights cannot be checked "
-                "(weights are written with their card by pasur hidden-train)"
-            )
-        try:
-            card = json.loads(card_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise PasurInputError(f"{card_file}: not a readable card ({e})") from None
-        if not isinstance(card, dict) or card.get("sha256") != _sha256(path):
-            raise PasurInputError(f"{path}: does not match its card {card_file.name} (SHA-256 differs)")
-        try:
-            blob = torch.load(path, map_location="cpu", weights_only=True)
+
+        def build(blob: dict) -> BoundaryNet:
             net = BoundaryNet(int(blob["hidden"]))
             net.load_state_dict(blob["state"])
-        except Exception as e:  # torch raises many kinds on a file that is not its own
-            raise PasurInputError(f"{path}: not boundary weights of this pasur ({str(e).splitlines()[0]})") from None
+            return net
+
+        net = load_checked(Path(path), "boundary", build)
         return cls(net, device)
 
     def save(self, path: str | Path, meta: dict | None = None) -> None:
@@ -117,7 +102,7 @@ class LearnedBoundary:
         card = {
             "kind": "pasur boundary value",
             "file": path.name,
-            "sha256": _sha256(path),
+            "sha256": sha256(path),
             "hidden": self.net.hidden,
             "inputs": N_FEATURES,
             "rounds": FINAL_ROUND,
@@ -131,15 +116,6 @@ class LearnedBoundary:
     def __call__(self, round_, pool, ca, cb, last, remaining) -> torch.Tensor:
         x = features(pool, ca, cb, last, remaining).to(self.device)
         return self.net(round_, x).to(pool.device)
-
-
-def card_path(path: Path) -> Path:
-    """``boundary.pt`` -> ``boundary.card.json``."""
-    return path.with_name(path.stem + ".card.json")
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class ClubsBoundary:

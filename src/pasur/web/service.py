@@ -330,13 +330,7 @@ class GameService:
     def replay(self, game_id: str, token: str | None, number: int | None = None) -> dict:
         """A finished hand (default: the last one finished) with every card open."""
         row = self._open(game_id, token).row
-        done = [i for i, h in enumerate(row.hands, start=1) if h.get("result") is not None]
-        if not done:
-            raise Conflict("the replay opens when the hand is over")
-        number = done[-1] if number is None else number
-        if number not in done:
-            raise Conflict(f"hand {number} is not over" if 1 <= number <= len(row.hands) else f"no hand {number}")
-        hand = row.hands[number - 1]
+        number, hand = finished_hand(row.hands, number)
         if hand.get("replay") is None:
             # a solve of the whole deal: once per hand (under the game's lock, checked again there),
             # as one of the searches at once, and kept
@@ -381,6 +375,18 @@ class GameService:
             "result": turn.hand.get("result"),
             "hand": self._hand_view(turn),
         }
+
+
+def finished_hand(hands: list[dict], number: int | None) -> tuple[int, dict]:
+    """Hand ``number`` (from 1; default: the last finished) of a game or table, refused with 409
+    unless it is over: a replay shows every card, so it opens only then."""
+    done = [i for i, h in enumerate(hands, start=1) if h.get("result") is not None]
+    if not done:
+        raise Conflict("the replay opens when the hand is over")
+    number = done[-1] if number is None else number
+    if number not in done:
+        raise Conflict(f"hand {number} is not over" if 1 <= number <= len(hands) else f"no hand {number}")
+    return number, hands[number - 1]
 
 
 @contextlib.contextmanager

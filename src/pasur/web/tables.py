@@ -50,6 +50,7 @@ from pasur.web.service import (
     NotFound,
     _reading,
     _why_illegal,
+    finished_hand,
     hand_game,
     hand_result,
     running_score,
@@ -416,13 +417,7 @@ class TableService:
             row = self._row(table_id)
             player = self._player(row, token)
             self._game(row)
-            done = [i for i, h in enumerate(row.hands, start=1) if h.get("result") is not None]
-            if not done:
-                raise Conflict("the replay opens when the hand is over")
-            number = done[-1] if number is None else number
-            if number not in done:
-                raise Conflict(f"hand {number} is not over" if 1 <= number <= len(row.hands) else f"no hand {number}")
-            hand = row.hands[number - 1]
+            number, hand = finished_hand(row.hands, number)
             rep = hand.get("replay")
             if rep is None:
                 with _reading(row):  # type: ignore[arg-type]
