@@ -128,6 +128,14 @@ def _shot(driver, tmp_path: Path, name: str) -> Path:
     return path
 
 
+def _table_state(d):
+    """What a table page shows of the game: status, who moves, moves played, hand, busy."""
+    return d.execute_script(
+        "return view && view.kind === 'table' && {status: view.status, to: view.hand.to_move, "
+        "n: view.hand.moves_played, hand: view.hand_number, busy: busy}"
+    )
+
+
 def test_a_whole_hand_by_clicking(live_server, browser, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -282,11 +290,7 @@ def test_two_people_play_a_match_with_a_reload(live_server, two_browsers, tmp_pa
     bahar.get(link)
     loaded(bahar)
 
-    def state(d):
-        return d.execute_script(
-            "return view && view.kind === 'table' && {status: view.status, to: view.hand.to_move, "
-            "n: view.hand.moves_played, hand: view.hand_number, busy: busy}"
-        )
+    state = _table_state
 
     for d in (alice, bahar):
         waits[id(d)].until(lambda d: (state(d) or {}).get("status") == "playing")
@@ -546,11 +550,7 @@ def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_s
         prompt.accept()
         loaded(bahar)
 
-        def state(d):
-            return d.execute_script(
-                "return view && view.kind === 'table' && {status: view.status, to: view.hand.to_move, "
-                "n: view.hand.moves_played, hand: view.hand_number, busy: busy}"
-            )
+        state = _table_state
 
         for d in (alice, bahar):
             wait[id(d)].until(lambda d: (state(d) or {}).get("status") == "playing")
