@@ -18,6 +18,7 @@ import pytest
 
 from conftest import FAST
 from pasur.web.app import create_app
+from pasur.web.level_card import level_margins
 from pasur.web.loadtest import free_port
 from pasur.web.service import hand_game
 from pasur.web.store import get_table
@@ -35,6 +36,24 @@ ARGS = [
     "--disable-dev-shm-usage",
     "--window-size=1280,1100",
 ]
+
+
+FA_DIGITS = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+
+
+def _margin_words(level: str, m: dict | None) -> str:
+    """The English note under the level list (app.js, ``setup.level_margin``); empty without a margin."""
+    if m is None:
+        return ""
+
+    def pts(x: float) -> str:
+        return f"{x:+.2f}".replace("-", "\u2212")
+
+    lo, hi = m["ci95"]
+    return (
+        f"In the arena, {level} scores {pts(m['margin'])} points per game against {m['over']} "
+        f"(95 % interval {pts(lo)} to {pts(hi)}, over {m['deals']} deals played both ways)."
+    )
 
 
 def _need_browser():
@@ -147,7 +166,11 @@ def test_a_whole_hand_by_clicking(live_server, browser, tmp_path):
     d.get(base + "/?delay=60&seed=7")
     wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
     assert d.find_element(By.ID, "setup").is_displayed()
-    Select(d.find_element(By.ID, "level")).select_by_value("greedy")
+    # under the level: what beating it means, its arena margin over the next weaker level (the card's)
+    margins = level_margins(FAST)
+    for level in ("random", "heuristic", "greedy"):
+        Select(d.find_element(By.ID, "level")).select_by_value(level)
+        assert d.find_element(By.ID, "level-margin").text == _margin_words(level, margins.get(level))
     Select(d.find_element(By.ID, "seat")).select_by_value("alex")
     d.find_element(By.ID, "start").click()
 
@@ -416,6 +439,9 @@ def test_the_page_in_persian(live_server, browser, tmp_path):
     # a match against the greedy level, as Alex
     Select(d.find_element(By.ID, "level")).select_by_value("greedy")
     assert Select(d.find_element(By.ID, "level")).first_selected_option.text == "حریص"
+    greedy = level_margins(FAST)["greedy"]
+    words = d.find_element(By.ID, "level-margin").text  # Persian digits and decimal separator
+    assert f"{greedy['margin']:.2f}".translate(FA_DIGITS).replace(".", "٫") in words and "تصادفی" in words
     Select(d.find_element(By.ID, "seat")).select_by_value("alex")
     d.find_element(By.ID, "mode-match").click()
     d.find_element(By.ID, "start").click()
@@ -500,7 +526,7 @@ def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_s
     short match; Bahar, with no name yet, opens the invite link and is asked for one before she
     joins. Both see the other's name, no hint button and the rated mark; they play the match out by
     clicking; then each page shows its player's new rating, and the ladder lists both at the ratings
-    the server stored, with the AI levels at their fixed ratings and the unrated levels named."""
+    the server stored, with the AI levels at their fixed ratings and the arena results they come from."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -622,8 +648,8 @@ def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_s
         assert [r.get_attribute("data-level") for r in levels] == [lv["level"] for lv in board["levels"]]
         anchor = panel.find_element(By.CSS_SELECTOR, "#ladder-ai tr[data-level='greedy']")
         assert [c.text for c in anchor.find_elements(By.TAG_NAME, "td")][:3] == ["greedy", "1500", "0"]
-        assert "random" in panel.find_element(By.ID, "ladder-unrated").text
-        assert "results/arena-20" in panel.find_element(By.ID, "ladder-source").text
+        assert panel.find_element(By.ID, "ladder-unrated").text == ""  # the card rates every level
+        assert "results/arena-prereg-levels/run" in panel.find_element(By.ID, "ladder-source").text
         _shot(alice, tmp_path, "web-ladder.png")
         for d in (alice, bahar):
             severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]

@@ -11,6 +11,8 @@ import sqlite3
 import pytest
 from test_web_tables import TOKEN, FakeClock, Seat, open_table, play_moves, running, views
 
+from conftest import FAST
+from pasur.web.level_card import ARENA_FOLDERS, load_card
 from pasur.web.players import hand_scores
 from pasur.web.ratings import Rating, rate
 from pasur.web.store import SCHEMA_VERSION, StaleWrite, Store, get_table, update_table
@@ -104,11 +106,12 @@ def test_a_rated_match_between_two_people_moves_both_ratings_as_rate_computes(ma
 
 
 def test_a_rated_match_against_an_ai_level_moves_only_the_person(make_client):
-    with running(make_client) as client:
+    with running(make_client, levels={**FAST, "pimc": "pimc:60"}) as client:
         tp = new_player(client, "Parisa")
-        # random plays in no committed arena: it has no rating, and cannot be a rated opponent
+        # pimc:60 plays in no committed arena (the card's pimc is pimc:20): this server's pimc
+        # level has no rating, and cannot be a rated opponent
         r = client.post(
-            "/api/tables", json={"rules": {"target": 20}, "rated": True, "player_token": tp, "ai_level": "random"}
+            "/api/tables", json={"rules": {"target": 20}, "rated": True, "player_token": tp, "ai_level": "pimc"}
         )
         assert r.status_code == 422 and "no rating" in r.json()["error"]
         r = client.post(
@@ -142,7 +145,7 @@ def test_a_rated_match_against_an_ai_level_moves_only_the_person(make_client):
         # an open seat of a rated table goes only to a rated level
         r = client.post("/api/tables", json={"rules": {"target": 20}, "rated": True, "player_token": tp})
         w = r.json()
-        r = client.post(f"/api/tables/{w['id']}/ai", json={"level": "random"}, headers={TOKEN: w["token"]})
+        r = client.post(f"/api/tables/{w['id']}/ai", json={"level": "pimc"}, headers={TOKEN: w["token"]})
         assert r.status_code == 422
         r = client.post(f"/api/tables/{w['id']}/ai", json={"level": "greedy"}, headers={TOKEN: w["token"]})
         assert r.status_code == 200 and r.json()["rated"] is True
@@ -222,11 +225,13 @@ def test_the_ladder_lists_players_by_rating_and_the_ai_levels(make_client):
     assert [p["name"] for p in client.get("/api/ladder?limit=1").json()["players"]] == ["Farid"]
     ai = ladder["ai"]
     levels = {x["level"]: x for x in ai["levels"]}
-    assert set(levels) == {"greedy", "heuristic"} and ai["unrated"] == ["random"]  # the test levels
+    assert list(levels) == ["random", "greedy", "heuristic"] and ai["unrated"] == []  # the test levels
     assert levels["greedy"]["rating"] == 1500.0 and levels["greedy"]["rd"] == 0.0  # the anchor
-    assert levels["heuristic"]["rating"] > 1500.0 and levels["heuristic"]["hands"] > 0
+    assert levels["random"]["rating"] < 1500.0 < levels["heuristic"]["rating"] and levels["heuristic"]["hands"] > 0
+    shipped = {r["level"]: r for r in load_card()["levels"]}  # read from the card shipped with the package
+    assert all(levels[n]["rating"] == round(shipped[n]["rating"], 1) for n in levels)
     assert ai["source"]["anchor"] == "greedy" and ai["source"]["error"] is None
-    assert ai["source"]["folders"] == ["results/arena-20", "results/arena-prereg-heuristic-greedy/run"]
+    assert ai["source"]["folders"] == list(ARENA_FOLDERS)
 
 
 def test_a_schema_2_file_is_migrated_and_keeps_its_tables(make_client, db):

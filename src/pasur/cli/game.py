@@ -13,6 +13,7 @@ from pasur.common.errors import PasurInputError
 from pasur.game.cards import JACK_MASK, clubs_in, format_cards, seed_decks
 from pasur.game.state import GameState
 from pasur.play.agents import ExactAgent, play_game
+from pasur.web.level_card import margins_help
 from pasur.web.levels import DEFAULT_LEVEL, LEVELS
 from pasur.web.prompt import AGENT_NAMES, GameAborted, make_agent
 
@@ -67,7 +68,8 @@ def play(
             "--hidden",
             help=f"The real game: a human sees only their own hand. Levels: {', '.join(LEVELS)}; "
             "the seat not named is the human (default: --alex human --bob best); '?' asks for a hint; "
-            "the replay with every card open follows the game.",
+            "the replay with every card open follows the game. Each level's margin over the next weaker "
+            f"one, measured in the arena: {margins_help() or 'not measured'}.",
         ),
     ] = False,
     deck: DeckChoice = DECK,

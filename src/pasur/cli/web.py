@@ -147,3 +147,38 @@ def web_load(
     if bad:
         note(f"problems: {(report.errors + report.problems)[:5]}")
         raise typer.Exit(1)
+
+
+@command(app, name="web-levels")
+def web_levels(
+    arena: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--arena",
+            help="An arena output folder (results.json, deals.csv), relative to the repository; repeat "
+            "for more (default: the committed ones the shipped card names).",
+        ),
+    ] = None,
+    write: Annotated[
+        bool, typer.Option("--write", help="Rewrite the card shipped with the package (src/pasur/web/level-card.json).")
+    ] = False,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the card to this file instead.")] = None,
+) -> None:
+    """The AI levels' card: fixed ratings fitted from the arena results, and each level's margin
+    over the next weaker one. Prints it; with --write or --out, writes it (the server, the ladder
+    and `pasur play --help` read the shipped card)."""
+    import json
+
+    from pasur.web.level_card import ARENA_FOLDERS, CARD, build_card, write_card
+
+    if write and out is not None:
+        raise PasurInputError("give --write or --out, not both")
+    if out is not None:
+        make_parents(out, "--out")
+    try:
+        card = build_card(arena or ARENA_FOLDERS)
+    except (ValueError, KeyError) as e:
+        raise PasurInputError(str(e)) from None
+    print(json.dumps(card, indent=1, ensure_ascii=False))
+    if write or out is not None:
+        write_card(card, CARD if out is None else out)

@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from pasur import __version__
 from pasur.game.match import PRESETS, MatchRules
 from pasur.web.guard import LOOPBACK_HOSTS, MAX_BODY, Guard
+from pasur.web.level_card import level_margins
 from pasur.web.levels import DEFAULT_LEVEL, HINT_LEVEL
 from pasur.web.live import Hub
 from pasur.web.models import MoveIn, NewGame, Token
@@ -120,12 +121,15 @@ def create_app(
     def health() -> dict:
         return {"ok": True, "version": __version__}
 
+    margins = level_margins(service.levels)  # each level's arena margin over the next weaker one
+
     @api.get("/api/levels")
     def get_levels() -> dict:
         return {
             "levels": list(service.levels),
             "default": default_level,
             "hint": service.hint_level,
+            "margins": margins,
             "presets": {k: v.to_dict() for k, v in PRESETS.items()},
         }
 

@@ -13,10 +13,11 @@ moves each player once, against the other's rating and RD as they were before th
 level does not move. This runs in the transaction that saves the match's last move
 (:func:`rate_match`, given to :func:`pasur.web.store.update_table`).
 
-The **AI levels' fixed ratings** (:class:`LevelBoard`) are :func:`pasur.web.ratings.level_ratings`
-over the committed arena results (:data:`ARENA_FOLDERS`), fitted once, on first use, and kept; a
-level's RD in a person's update is its robust standard error (0 for the anchor). A level that
-plays in none of them has no rating: a rated table against it is refused.
+The **AI levels' fixed ratings** (:class:`LevelBoard`) are read from the card shipped with the
+package (:mod:`pasur.web.level_card`: :func:`pasur.web.ratings.level_ratings` over the committed
+arena results), or fitted from given arena folders; a level's RD in a person's update is its
+robust standard error (0 for the anchor). A level the card does not rate (or rates as another
+agent) has no rating: a rated table against it is refused.
 """
 
 from __future__ import annotations
@@ -33,15 +34,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pasur.web.level_card import CARD, MODEL, load_card
 from pasur.web.ratings import ANCHOR, ANCHOR_RATING, FittedRating, Rating, level_ratings, rate
 from pasur.web.service import BadInput, Conflict, NotFound, token_hash
 from pasur.web.store import Store
 
 log = logging.getLogger("pasur.web")
 
-#: the committed arena results the AI levels' ratings are fitted to (``docs/ratings.md``)
-RESULTS = Path(__file__).resolve().parents[3] / "results"
-ARENA_FOLDERS = (RESULTS / "arena-20", RESULTS / "arena-prereg-heuristic-greedy" / "run")
 #: a name: 3 to 24 characters, letters (any script, with their combining marks and the
 #: zero-width non-joiner Persian writes), digits, spaces, ``_ - .``
 MIN_NAME, MAX_NAME = 3, 24
@@ -151,26 +150,45 @@ def rating_events(store: Store, table_id: str) -> list[dict]:
 
 
 class LevelBoard:
-    """The AI levels' fixed ratings, fitted once on first use from ``folders`` (arena output
-    folders), with ``levels`` (name -> agent spec) naming the agents. A fit that fails (no
-    results, a level that won every hand) leaves every level unrated, and is logged."""
+    """The AI levels' fixed ratings: from the shipped card (``card``), or, with ``folders`` (arena
+    output folders), fitted from them once, on first use; ``levels`` (name -> agent spec) names
+    the agents, and a card's row counts only for a level of the same name and agent. A card or a
+    fit that fails leaves every level unrated, and is logged."""
 
-    def __init__(self, levels: Mapping[str, str], folders: Sequence[str | Path] = ARENA_FOLDERS) -> None:
+    def __init__(
+        self, levels: Mapping[str, str], folders: Sequence[str | Path] | None = None, card: Path = CARD
+    ) -> None:
         self.levels = dict(levels)
-        self.folders = [Path(f) for f in folders]
+        self.folders = None if folders is None else [Path(f) for f in folders]
+        self.card = card
         self._lock = threading.Lock()
         self._fitted: dict[str, FittedRating] | None = None
+        self._sources: list[str] = []
         self.error: str | None = None
+
+    def _from_card(self) -> dict[str, FittedRating]:
+        card = load_card(self.card)
+        self._sources = [s["folder"] for s in card["sources"]]
+        rows = {r["level"]: r for r in card["levels"] if self.levels.get(r["level"]) == r["agent"]}
+        return {
+            name: FittedRating(name, rows[name]["rating"], rows[name]["se"], rows[name]["rd"], rows[name]["hands"])
+            for name in self.levels
+            if name in rows
+        }
 
     def fitted(self) -> dict[str, FittedRating]:
         with self._lock:
             if self._fitted is None:
-                present = [f for f in self.folders if (f / "results.json").is_file()]
                 try:
-                    self._fitted = level_ratings(present, levels=self.levels) if present else {}
-                    if not present:
-                        self.error = "no arena results found"
-                except (ValueError, OSError, KeyError) as e:
+                    if self.folders is None:
+                        self._fitted = self._from_card()
+                    else:
+                        present = [f for f in self.folders if (f / "results.json").is_file()]
+                        self._sources = [str(f) for f in present]
+                        self._fitted = level_ratings(present, levels=self.levels) if present else {}
+                        if not present:
+                            self.error = "no arena results found"
+                except (ValueError, OSError, KeyError, TypeError) as e:
                     log.warning("the AI levels have no ratings: %s", e)
                     self._fitted, self.error = {}, str(e)
             return self._fitted
@@ -194,20 +212,13 @@ class LevelBoard:
             ],
             "unrated": [name for name in self.levels if name not in fitted],
             "source": {
-                "folders": [_shown(f) for f in self.folders],
+                "folders": list(self._sources),
                 "anchor": ANCHOR,
                 "anchor_rating": ANCHOR_RATING,
-                "model": "Bradley-Terry (Elo) by maximum likelihood over the arena's hands; rd: robust standard error",
+                "model": MODEL,
                 "error": self.error,
             },
         }
-
-
-def _shown(folder: Path) -> str:
-    try:
-        return str(folder.relative_to(RESULTS.parent))
-    except ValueError:
-        return str(folder)
 
 
 # -- a finished rated match -------------------------------------------------------------------------

@@ -181,6 +181,20 @@ async function loadLevels() {
   sel.replaceChildren();
   for (const name of data.levels) sel.append(el("option", { value: name, text: levelName(name) }));
   sel.value = data.default;
+  levelMargins = data.margins || {};
+  showLevelMargin();
+}
+
+// what beating the chosen level means: its arena margin over the next weaker level (nothing for
+// the weakest level, or one the arena has not measured)
+let levelMargins = {};
+function showLevelMargin() {
+  const name = $("level").value;
+  const m = levelMargins[name];
+  const pts = (v) => signed((v > 0 ? "+" : v < 0 ? "−" : "") + dec(Math.abs(v), 2));
+  $("level-margin").textContent = m
+    ? t("setup.level_margin", { level: levelName(name), margin: pts(m.margin), over: levelName(m.over), lo: pts(m.ci95[0]), hi: pts(m.ci95[1]), deals: m.deals })
+    : "";
 }
 
 async function startGame(event) {
@@ -601,6 +615,7 @@ window.addEventListener("DOMContentLoaded", async () => {
     b.addEventListener("click", () => setLang(b.getAttribute("data-lang")));
   }
   $("setup-form").addEventListener("submit", startGame);
+  $("level").addEventListener("change", showLevelMargin);
   $("play").addEventListener("click", () => sendMove(currentAction()));
   $("hint").addEventListener("click", showHint);
   $("next-hand").addEventListener("click", nextHand);

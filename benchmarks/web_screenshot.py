@@ -1,9 +1,11 @@
-"""The page in Persian, photographed for ``docs/web.md``: a real server on 127.0.0.1 (a temporary
-database, seeded deals allowed), Debian's headless Chromium through Selenium and chromedriver, the
-language switched to فا with the page's own switch, a match against the ``best`` level on a seeded
-deal, a few moves clicked, then a hint; the screenshot is the browser's own (1280 x 900).
+"""The page photographed for ``docs/web.md`` and the README: a real server on 127.0.0.1 (a
+temporary database, seeded deals allowed), Debian's headless Chromium through Selenium and
+chromedriver, the language chosen with the page's own switch (English or فا), a match against the
+``best`` level on a seeded deal, a few moves clicked, then a hint; the screenshot is the browser's
+own (1280 x 900).
 
-    python benchmarks/web_screenshot_fa.py [--out docs/web-screenshot-fa.png] [--seed 7] [--moves 4]
+    python benchmarks/web_screenshot.py --lang en [--out docs/web-screenshot.png] [--seed 7] [--moves 4]
+    python benchmarks/web_screenshot.py --lang fa [--out docs/web-screenshot-fa.png]
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ MOVED_ON = "return view.hand.moves_played > arguments[0] + 1 || view.status !== 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="docs/web-screenshot-fa.png")
+    ap.add_argument("--lang", choices=("en", "fa"), default="fa", help="the page's language")
+    ap.add_argument("--out", help="the PNG (default: docs/web-screenshot.png, or -fa.png in Persian)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--moves", type=int, default=4, help="moves of yours before the hint")
     ap.add_argument("--finish", action="store_true", help="play the hand out and photograph the score and the replay")
     args = ap.parse_args()
+    if args.out is None:
+        args.out = "docs/web-screenshot.png" if args.lang == "en" else "docs/web-screenshot-fa.png"
 
     import uvicorn
     from selenium import webdriver
@@ -60,9 +65,11 @@ def main() -> None:
             wait = WebDriverWait(d, 120)
             d.get(f"http://127.0.0.1:{port}/?delay=0&seed={args.seed}")
             wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
-            d.find_element(By.CSS_SELECTOR, "#lang-switch [data-lang='fa']").click()
-            rtl = "return document.documentElement.dir === 'rtl' && document.body.dataset.ready === '1'"
-            wait.until(lambda d: d.execute_script(rtl))
+            d.execute_script("document.body.dataset.ready = ''")  # the switch reloads the page: wait for the new one
+            d.find_element(By.CSS_SELECTOR, f"#lang-switch [data-lang='{args.lang}']").click()
+            direction = "rtl" if args.lang == "fa" else "ltr"
+            ready = f"return document.documentElement.dir === '{direction}' && document.body.dataset.ready === '1'"
+            wait.until(lambda d: d.execute_script(ready))
             Select(d.find_element(By.ID, "level")).select_by_value("best")
             Select(d.find_element(By.ID, "seat")).select_by_value("alex")
             d.find_element(By.ID, "mode-match").click()
