@@ -1,6 +1,6 @@
 """``pasur arena`` (agents of the hidden-hand game on duplicate deals) and ``pasur hidden-train``
-(the boundary value their round-horizon search uses, and the learned belief over the opponent's
-hand)."""
+(the boundary value their round-horizon search uses, the learned belief over the opponent's
+hand, and the policy-value network)."""
 
 from __future__ import annotations
 
@@ -186,34 +186,52 @@ def arena_verify(
 
 
 #: the networks ``pasur hidden-train`` fits
-NETWORKS = ("boundary", "belief")
-#: options of one network only
-ONLY = {"boundary": ("deals", "overwrite"), "belief": ("seed", "test_games", "self_play", "device", "quiet")}
+NETWORKS = ("boundary", "belief", "policy")
+#: options of some networks only, and those networks
+ONLY = {
+    "deals": ("boundary",),
+    "overwrite": ("boundary",),
+    "seed": ("belief", "policy"),
+    "test_games": ("belief",),
+    "self_play": ("belief",),
+    "device": ("belief", "policy"),
+    "quiet": ("belief", "policy"),
+}
 
 
 @command(app, name="hidden-train")
 def hidden_train(
     out: Annotated[
         Path,
-        typer.Option("--out", help="boundary: the weights file to write (.pt); belief: a folder (rerun to resume)."),
+        typer.Option(
+            "--out", help="boundary: the weights file to write (.pt); belief, policy: a folder (rerun to resume)."
+        ),
     ],
     network: Annotated[
         str,
-        typer.Argument(help="The network: boundary (the value at a deal's boundary) or belief (the opponent's hand)."),
+        typer.Argument(
+            help="The network: boundary (the value at a deal's boundary), belief (the opponent's hand) or "
+            "policy (a policy-value network that plays without search)."
+        ),
     ] = "boundary",
     games: Annotated[
         int | None,
-        typer.Option("--games", min=10, max=10_000_000, help="Games played (boundary: 12,000; belief: 1,600)."),
+        typer.Option(
+            "--games", min=10, max=10_000_000, help="Games played (boundary: 12,000; belief: 1,600; policy: 8,000)."
+        ),
     ] = None,
     deals: Annotated[
         int, typer.Option("--deals", min=1, max=100, help="boundary: random next deals per position.")
     ] = 2,
     epochs: Annotated[
         int | None,
-        typer.Option("--epochs", min=1, max=10_000, help="Training epochs (boundary: 40 per round; belief: 10)."),
+        typer.Option(
+            "--epochs", min=1, max=10_000, help="Training epochs (boundary: 40 per round; belief: 10; policy: 12)."
+        ),
     ] = None,
     seed: Annotated[
-        int, typer.Option("--seed", min=0, help="belief: the training games are the decks of seeds S..S+N-1.")
+        int,
+        typer.Option("--seed", min=0, help="belief, policy: the training games are the decks of seeds S..S+N-1."),
     ] = 0,
     test_games: Annotated[
         int,
@@ -238,15 +256,21 @@ def hidden_train(
     """Fit a network of the hidden-hand agents from scratch. boundary: the value of the round-horizon
     search at the end of a round, before the next deal, backwards from round 5. belief: the learned
     belief over the opponent's hand (agents' :belief), trained on games of the project's agents and
-    evaluated on held-out games against the soft-greedy and uniform beliefs. The shipped weights
-    came from the defaults."""
+    evaluated on held-out games against the soft-greedy and uniform beliefs. policy: the
+    policy-value network (agent policy), trained on the searching agents' decisions and the games'
+    final margins. The shipped weights came from the defaults."""
     if network not in NETWORKS:
         raise PasurInputError(f"unknown network {network!r} (choose from {', '.join(NETWORKS)})")
-    for other, names in ONLY.items():
-        wrong = sorted(given(*names)) if other != network else []
-        if wrong:
-            opts = ", ".join("--" + n.replace("_", "-") for n in wrong)
-            raise PasurInputError(f"{opts}: only for hidden-train {other}")
+    wrong: dict[tuple[str, ...], list[str]] = {}
+    for name in sorted(given(*ONLY)):
+        if network not in ONLY[name]:
+            wrong.setdefault(ONLY[name], []).append(name)
+    for nets, names in wrong.items():
+        opts = ", ".join("--" + n.replace("_", "-") for n in names)
+        raise PasurInputError(f"{opts}: only for hidden-train {' or '.join(nets)}")
+    if network == "policy":
+        _train_policy(out, games or 8000, epochs or 12, seed, sample_seed, device, quiet, as_json)
+        return
     if network == "belief":
         _train_belief(
             out, games or 1600, test_games, epochs or 10, seed, sample_seed, self_play, device, quiet, as_json
@@ -306,3 +330,49 @@ def _train_belief(out, games, test_games, epochs, seed, sample_seed, self_play, 
     typer.echo((Path(out) / "table.md").read_text(encoding="utf-8").rstrip())
     typer.echo(f"belief weights in {out}/belief-weights.pt (best epoch {fit['best_epoch']} of {epochs}); "
                "mean log-likelihood of the true hand per position (nats), held-out games")  # fmt: skip
+
+
+def _train_policy(out, games, epochs, seed, sample_seed, device, quiet, as_json) -> None:
+    """``pasur hidden-train policy``: games, positions and training, with a progress display."""
+    from rich.progress import BarColumn, MofNCompleteColumn
+
+    from pasur.common.console import progress_display
+    from pasur.common.device import resolve_device
+    from pasur.hidden.policy_train import run_policy
+
+    dev = str(resolve_device(device or "cpu"))
+    with progress_display(quiet or as_json, BarColumn(), MofNCompleteColumn()) as progress:
+        tasks: dict[str, int] = {}
+
+        def bar(name: str, done: int, total: int) -> None:
+            if name not in tasks:
+                tasks[name] = progress.add_task(name, total=total)
+            progress.update(tasks[name], completed=done)
+
+        say = (lambda _: None) if quiet or as_json else note
+
+        def epoch_done(e: int, row: dict) -> None:
+            bar("epochs", e, epochs)
+            say(f"epoch {e}: held-out cross-entropy {row['val_ce']}, agreement with the search {row['val_agree']}, "
+                f"value RMSE {row['val_value_rmse']} points")  # fmt: skip
+
+        try:
+            fit = run_policy(
+                out, games, epochs, seed, sample_seed, dev,
+                on_step=say,
+                on_games=lambda kind, done, total: bar(f"{kind} games", done, total),
+                on_epoch=epoch_done,
+                on_batch=lambda done, total: bar("positions this epoch", done, total),
+            )  # fmt: skip
+        except KeyboardInterrupt:
+            note("interrupted: the games played and the last epoch are kept; rerun the same command to go on")
+            raise typer.Exit(130) from None
+    if as_json:
+        typer.echo(json.dumps({"out": str(out), **{k: v for k, v in fit.items() if k != "history"}}, indent=1))
+        return
+    held = fit["held_out"]
+    typer.echo(
+        f"policy weights in {out}/policy-weights.pt (best epoch {fit['best_epoch']} of {epochs}); held-out games: "
+        f"cross-entropy {held['ce']}, agreement with the search {held['agree']:.1%}, value RMSE "
+        f"{held['value_rmse']} points, action-value RMSE {held['q_rmse']} points"
+    )

@@ -94,6 +94,14 @@ def _optimal(seed: int, device: str) -> HiddenAgent:
     return OptimalAgent(device)
 
 
+def _policy(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:
+    if options not in ([], ["sample"]):
+        raise PasurInputError(f"agent {spec!r}: policy takes no option but :sample")
+    from pasur.hidden.policy import PolicyAgent, default_policy
+
+    return PolicyAgent(default_policy(device), sample=bool(options), seed=seed)
+
+
 def _ismcts(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:
     if len(options) > 2 or (len(options) == 2 and options[1] != "game"):
         raise PasurInputError(f"agent {spec!r}: ismcts takes the simulations and, optionally, :game")
@@ -158,6 +166,11 @@ AGENTS: tuple[AgentRow, ...] = (
     AgentRow("ispimc", "ispimc:K (:infer, :belief, :exact)", _pimc("consistent")),
     AgentRow("ispimc2", "ispimc2:K (ispimc with the opponent's choices consistent too)", _pimc("both")),
     AgentRow("ismcts", "ismcts:N (OpenSpiel's ISMCTS, N simulations; :game for rollouts to the end)", _ismcts),
+    AgentRow(
+        "policy",
+        "policy (the learned policy-value network, no search: its most probable action; :sample to draw from it)",
+        _policy,
+    ),
     AgentRow("optimal", "optimal (open-hand, sees everything)", _plain(_optimal)),
 )
 NAMES = tuple(row.name for row in AGENTS)
