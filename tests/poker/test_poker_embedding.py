@@ -255,3 +255,80 @@ def test_checkpoint_round_trip_resumes_the_same_iterates(tiny):
     b.iterate(2)
     for x, y in zip(a.average_tables(), b.average_tables(), strict=True):
         assert torch.equal(x, y)
+
+
+def _coarse_dense_phis(e, space, sizes=(7, 9, 11), seed=5):
+    """A dense Phi per round with one column per strength class (repeated over its isomorphism
+    classes), as Figure 5's ``--classes strength`` makes them."""
+    from pasur.poker.embedding.strength import coarse_phi, strength_classes
+
+    coarse = strength_classes(space, "paper")
+    g = torch.Generator().manual_seed(seed)
+    out = []
+    for c, rc, m in zip(coarse, space.rounds, sizes, strict=True):
+        k = int(c.max()) + 1
+        per_class = torch.softmax(3 * torch.randn(m, k, generator=g, dtype=e.dtype), 0)
+        out.append(coarse_phi(per_class[:, torch.as_tensor(c)], c, rc.weight))
+    return out
+
+
+def test_a_dense_phi_with_repeated_columns_keeps_them_once_and_has_the_same_iterates(monkeypatch):
+    """A Phi over strength classes is stored by its distinct columns (products over those, gathers
+    and scatter-adds between them and the classes); its iterates and exploitability equal those of
+    the same Phi kept column by column (float64, to 1e-12), and every map agrees."""
+    from pasur.poker.embedding import phi as phi_module
+
+    e = Engine("numeral211-r5", iso=True)
+    space = ClassSpace(e)
+    w = _weights(e, space)
+    phis = _coarse_dense_phis(e, space)
+    grouped = [Embedding.dense(p, wr) for p, wr in zip(phis, w, strict=True)]
+    monkeypatch.setattr(phi_module, "REPEATED", 0.0)
+    plain = [Embedding.dense(p, wr) for p, wr in zip(phis, w, strict=True)]
+    assert grouped[2].cols is not None and grouped[2].width < space.rounds[2].n // 2  # 494 of 3,185 columns
+    assert all(emb.cols is None for emb in plain)
+    g = torch.Generator().manual_seed(6)
+    for a, b, rc in zip(grouped, plain, space.rounds, strict=True):
+        assert torch.equal(a.to_dense(), b.to_dense())
+        sig = torch.rand(5, a.m, generator=g, dtype=e.dtype)
+        x = torch.rand(5, rc.n, generator=g, dtype=e.dtype)
+        ids = torch.randperm(rc.n, generator=g)[:40]
+        assert torch.allclose(a.recover(sig, 3, rc.n - 2), b.recover(sig, 3, rc.n - 2), rtol=1e-12, atol=1e-14)
+        assert torch.allclose(a.recover_at(sig, ids), b.recover_at(sig, ids), rtol=1e-12, atol=1e-14)
+        out_a, out_b = torch.zeros(5, a.m, dtype=e.dtype), torch.zeros(5, b.m, dtype=e.dtype)
+        a.embed_into(out_a, x[:, 3:], 3, rc.n)
+        b.embed_into(out_b, x[:, 3:], 3, rc.n)
+        assert torch.allclose(out_a, out_b, rtol=1e-12, atol=1e-12)
+    fast = EmbeddingCFR(e, grouped, space=space, chunk=700)
+    slow = EmbeddingCFR(e, plain, space=space, chunk=700)
+    for _ in range(3):
+        fast.iterate(1)
+        slow.iterate(1)
+        for r in range(e.R):
+            for x, y in ((fast.regret[r], slow.regret[r]), (fast.strategy_sum[r], slow.strategy_sum[r])):
+                assert torch.allclose(x, y, rtol=1e-12, atol=1e-12 * float(y.abs().max()))
+            assert torch.allclose(fast.current[r], slow.current[r], rtol=0, atol=1e-12)
+    assert fast.exploitability() == pytest.approx(slow.exploitability(), rel=1e-12)
+
+
+def test_strategies_picked_by_rows_first_equal_the_recovered_ones(tiny):
+    """Embedding.strategies (rows first, then spread over a chunk of classes) equals Phi^T of the
+    whole table cut to those rows and classes, for every kind of Phi."""
+    e, space = tiny
+    w = _weights(e, space)
+    rc = space.rounds[2]
+    g = torch.Generator().manual_seed(7)
+    embs = [
+        Embedding.identity(w[2]),
+        Embedding.buckets(torch.randint(0, 5, (rc.n,), generator=g), w[2], 5),
+        Embedding.dense(torch.softmax(torch.randn(6, rc.n, generator=g, dtype=e.dtype), 0), w[2]),
+        Embedding.dense(_coarse_dense_phis(e, space)[2], w[2]),
+    ]
+    assert embs[3].cols is not None
+    rows = [None, torch.tensor([3, 0, 0, 7]), torch.tensor([1, 2])]
+    for emb in embs:
+        sig = torch.rand(9, emb.m, generator=g, dtype=e.dtype)
+        chunk = emb.strategies(sig, rows)(5, rc.n - 3)
+        for d in (1, 2):
+            want = emb.recover(sig, 5, rc.n - 3).index_select(0, rows[d])
+            assert torch.allclose(chunk(d), want, rtol=1e-12, atol=1e-15), emb.kind

@@ -87,7 +87,8 @@ class RoundOperators:
                 raise AssertionError("chunks must hold whole boards")
             i0, i1 = (a - lo) // s, (b - lo) // s
             xb = x[:, a - c0 : b - c0].view(V, i1 - i0, s).transpose(0, 1)  # [nb, V, s]
-            t = torch.bmm(xb, at[i0:i1])  # [nb, V, 1 + cards]: the total, then the card sums
+            # [nb, V, 1 + cards]: the total, then the card sums (a showdown needs them only to snap)
+            t = torch.bmm(xb, at[i0:i1]) if kind == "fold" or self.snap else None
             if kind == "fold":
                 y = torch.bmm(t, bmt[i0:i1])
                 y += xb

@@ -38,6 +38,8 @@ an identity Phi this is the lossless solver of a whole game (``pasur poker solve
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 from pasur.common import regret as kernel
@@ -106,6 +108,11 @@ class EmbeddingCFR(UpdatePasses):
         ]
         self.strategy_sum = [torch.zeros_like(x) for x in self.regret]
         self.current = [self._matching(r) for r in range(e.R)]
+        #: the (row, action) ids of the edges into each level, per round (None at the roots)
+        self.edges = [
+            [None] + [lv0.row_lo * N_ACTIONS + lv1.child_slot for lv0, lv1 in itertools.pairwise(lvs)]
+            for lvs in e.levels
+        ]
         self.iteration = 0
         self.value = None  # player 0's expected payoff under the last iterate (chips per game)
         last = self.space.rounds[-1]
@@ -180,23 +187,26 @@ class EmbeddingCFR(UpdatePasses):
         R = e.R
         c, t = self.config, self.iteration
         dev, dt = e.device, e.dtype
-        acc_q = [[None] * len(e.levels[r]) for r in range(R)]  # embedded regrets per level's child edges
-        acc_w = [torch.zeros(self.n_rows[r], self.emb[r].m, dtype=dt, device=dev) for r in range(R)]
+        # embedded regrets per level's child edges, and reach weights, in the first stage of each
+        # round's embedding (Embedding.gather_into; Embedding.finish makes them advisor values)
+        acc_q = [[None] * len(e.levels[r]) for r in range(R)]
+        acc_w = [torch.zeros(self.n_rows[r], self.emb[r].width, dtype=dt, device=dev) for r in range(R)]
         values = self._sweep(self.current, acc_q, acc_w)
         self.value = float((values[0][0] * self.class_weight[0]).sum())
         weight = kernel.average_weight(c.method, t, c.gamma)
         for r in range(R):
-            q = torch.zeros_like(self.regret[r])
+            emb = self.emb[r]
+            q = torch.zeros(self.regret[r].shape[0], emb.width, dtype=dt, device=dev)
             for d, lv in enumerate(e.levels[r]):
                 if acc_q[r][d] is not None:
                     child = e.levels[r][d + 1]
                     q.index_add_(0, lv.row_lo * N_ACTIONS + child.child_slot, acc_q[r][d])
-            inst = self._advisor_regret(r, q)
+            inst = self._advisor_regret(r, emb.finish(q))
             mine = None if len(players) == 2 else self.row_player[r] == players[0]  # [rows * A, 1]
             if mine is not None:
                 inst.mul_(mine.to(dt))
             if self.average == "reach":
-                w = acc_w[r].repeat_interleave(N_ACTIONS, 0)
+                w = emb.finish(acc_w[r]).repeat_interleave(N_ACTIONS, 0)
                 self.strategy_sum[r].addcmul_(w if mine is None else w * mine.to(dt), self.current[r], value=weight)
             else:
                 self.strategy_sum[r].add_(self.current[r] if mine is None else self.current[r] * mine.to(dt))
@@ -246,8 +256,7 @@ class EmbeddingCFR(UpdatePasses):
         fwd = []
         for r in range(R - 1):
             n = self.space.rounds[r].n
-            sc = self.emb[r].recover(tables[r], 0, n)
-            reach, sigs = self._forward(r, roots, sc)
+            reach, sigs = self._forward(r, roots, self.emb[r].strategies(tables[r], self.edges[r])(0, n))
             fwd.append((reach, sigs))
             n_next = int(e.levels[r + 1][0].nodes.numel())
             nxt = []
@@ -262,9 +271,9 @@ class EmbeddingCFR(UpdatePasses):
         n_last = self.space.rounds[last].n
         n_roots = int(e.levels[last][0].nodes.numel())
         values = [torch.empty(n_roots, n_last, dtype=dt, device=dev) for _ in range(2)]
+        strategies = self.emb[last].strategies(tables[last], self.edges[last])
         for c0, c1 in self.chunks if R > 1 else [(0, n_last)]:
-            sc = self.emb[last].recover(tables[last], c0, c1)
-            reach, sigs = self._forward(last, (roots[0][:, c0:c1], roots[1][:, c0:c1]), sc)
+            reach, sigs = self._forward(last, (roots[0][:, c0:c1], roots[1][:, c0:c1]), strategies(c0, c1))
             v = self._backward(last, reach, sigs, None, c0, c1, acc_q, acc_w)
             del reach, sigs
             for p in range(2):
@@ -278,15 +287,16 @@ class EmbeddingCFR(UpdatePasses):
             values = self._backward(r, reach, sigs, cont, 0, n, acc_q, acc_w)
         return values
 
-    def _forward(self, r: int, roots, sc: torch.Tensor):
+    def _forward(self, r: int, roots, sc):
         """Both players' reach ``[n_d, classes]`` at every level of round ``r``, and the acting
-        player's edge probabilities per level."""
+        player's edge probabilities per level (``sc``: the strategy on the edges into a level over
+        the classes, :meth:`Embedding.strategies`)."""
         levels = self.engine.levels[r]
         reach, sigs = [roots], [None]
         for d in range(1, len(levels)):
             prev, lv = levels[d - 1], levels[d]
             x = [reach[-1][p].index_select(0, lv.par) for p in range(2)]
-            s = sc.index_select(0, prev.row_lo * N_ACTIONS + lv.child_slot)
+            s = sc(d)
             x[prev.actor].mul_(s)
             reach.append(tuple(x))
             sigs.append(s)
@@ -326,6 +336,7 @@ class EmbeddingCFR(UpdatePasses):
                 a = lv.actor
                 s = sigs[d + 1]
                 q = below[a]
+                snap = acc_q is not None and dt == torch.float64
                 for p in range(2):
                     if p == a and acc_q is None:  # best response: the best action of every hand
                         dense = torch.full((m * N_ACTIONS, Cc), float("-inf"), dtype=dt, device=dev)
@@ -333,19 +344,21 @@ class EmbeddingCFR(UpdatePasses):
                         torch.amax(dense.view(m, N_ACTIONS, Cc), 1, out=v[p][:m])
                         continue
                     v[p][:m].zero_()
-                    v[p][:m].index_add_(0, child.pdec, s * q if p == a else below[p])
+                    # s is not needed after this level (but by the float64 snap), so it takes s * q
+                    v[p][:m].index_add_(0, child.pdec, (s * q if snap else s.mul_(q)) if p == a else below[p])
                 if acc_q is None:
                     below = v
                     continue
-                inst = q - v[a][:m].index_select(0, child.pdec)
-                if dt == torch.float64:
+                node_v = v[a][:m].index_select(0, child.pdec)
+                inst = torch.sub(q, node_v, out=node_v)  # the instantaneous regrets
+                if snap:
                     mag = q.abs()
                     node = torch.zeros(m, Cc, dtype=dt, device=dev).index_add_(0, child.pdec, s * mag)
                     inst.masked_fill_(inst.abs() <= (mag + node.index_select(0, child.pdec)) * SNAP, 0.0)
                 if acc_q[r][d] is None:
-                    acc_q[r][d] = torch.zeros(inst.shape[0], emb.m, dtype=dt, device=dev)
-                emb.embed_into(acc_q[r][d], inst, c0, c1)
-                if self.average == "reach":
-                    emb.embed_into(acc_w[r][lv.row_lo : lv.row_lo + m], reach[d][a][:m], c0, c1)
+                    acc_q[r][d] = torch.zeros(inst.shape[0], emb.width, dtype=dt, device=dev)
+                emb.gather_into(acc_q[r][d], inst, c0, c1, scratch=True)
+                if self.average == "reach":  # this level's reach is not needed after it
+                    emb.gather_into(acc_w[r][lv.row_lo : lv.row_lo + m], reach[d][a][:m], c0, c1, scratch=True)
             below = v
         return below
