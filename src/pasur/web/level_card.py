@@ -29,7 +29,13 @@ CARD = Path(__file__).with_name("level-card.json")
 #: the repository the arena folders are named relative to (the card names them so)
 REPO = Path(__file__).resolve().parents[3]
 #: the committed arena results the card is fitted from, relative to the repository
-ARENA_FOLDERS = ("results/arena-20", "results/arena-prereg-heuristic-greedy/run", "results/arena-prereg-levels/run")
+ARENA_FOLDERS = (
+    "results/arena-20",
+    "results/arena-prereg-heuristic-greedy/run",
+    "results/arena-prereg-levels/run",
+    "results/arena-prereg-policy-heuristic/run",
+    "results/arena-prereg-policy-level/run",
+)
 MODEL = "Bradley-Terry (Elo) by maximum likelihood over the arena's hands; rd: robust standard error"
 #: decimals kept in the card (ratings to 0.01, margins to 0.001 points)
 RATING_PLACES, MARGIN_PLACES = 2, 3

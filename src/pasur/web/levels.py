@@ -5,7 +5,7 @@ agent that decides within about a second per move on one CPU core (``docs/hidden
 the mapping here, and both the page and the terminal game follow.
 
 >>> list(LEVELS)
-['random', 'greedy', 'heuristic', 'pimc', 'best']
+['random', 'greedy', 'heuristic', 'network', 'pimc', 'best']
 >>> make_level("greedy").name
 'greedy'
 """
@@ -24,6 +24,7 @@ LEVELS: dict[str, str] = {
     "random": "random",
     "greedy": "greedy",
     "heuristic": "heuristic",
+    "network": "policy",
     "pimc": "pimc:20",
     "best": "ispimc:20:infer",
 }

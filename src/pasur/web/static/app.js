@@ -11,7 +11,7 @@ const SUITS = { C: "♣", D: "♦", H: "♥", S: "♠" };
 const SUIT_KEYS = { C: "suit.clubs", D: "suit.diamonds", H: "suit.hearts", S: "suit.spades" };
 const RANK_KEYS = { J: "rank.jack", Q: "rank.queen", K: "rank.king", A: "rank.ace" };
 const RANK_SHORT_KEYS = { J: "rank.jack_short", Q: "rank.queen_short", K: "rank.king_short", A: "rank.ace_short" };
-const LEVEL_KEYS = { random: "level.random", greedy: "level.greedy", heuristic: "level.heuristic", pimc: "level.pimc", best: "level.best" };
+const LEVEL_KEYS = { random: "level.random", greedy: "level.greedy", heuristic: "level.heuristic", network: "level.network", pimc: "level.pimc", best: "level.best" };
 const SEAT_KEYS = { Alex: "seat.alex", Bob: "seat.bob" };
 const OPP_KEYS = { short: "opp.ai_short", subject: "opp.ai_subject", object: "opp.ai_object" };
 
