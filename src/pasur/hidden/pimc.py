@@ -140,6 +140,8 @@ class PIMCAgent(HiddenAgent):
             from pasur.hidden.inference import opponent_weights
 
             worlds = {i: opponent_weights(infos[i], w) for i, w in worlds.items()}
+        if todo:
+            worlds = dict(zip(todo, self.reweight([infos[i] for i in todo], [worlds[i] for i in todo]), strict=True))
         if self.horizon == "game":
             for i in todo:
                 q = self._solve_game(infos[i], worlds[i])
@@ -164,6 +166,10 @@ class PIMCAgent(HiddenAgent):
                     for i, q in zip(part, qs, strict=True):
                         results[i] = self._finish(infos[i], q, worlds[i].weight)
         return results  # type: ignore[return-value]
+
+    def reweight(self, infos: list[InfoState], worlds: list[Worlds]) -> list[Worlds]:
+        """A subclass's hook to reweigh each decision's worlds (here: unchanged)."""
+        return worlds
 
     # -- solving -------------------------------------------------------------------------------
     def _finish(self, info: InfoState, q: np.ndarray, weight: np.ndarray) -> list[tuple[Action, float]]:

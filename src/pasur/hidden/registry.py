@@ -8,6 +8,11 @@ from the rows) and the function that builds it, so a new agent is its module and
 
 The PIMC kinds also take ``:clubs`` (the closed-form clubs value at a round's boundary instead
 of the learned one) and ``:iid`` (worlds drawn independently instead of balanced).
+With the policy-value network (:mod:`pasur.hidden.combined`): ``:pvL`` (add L times the network's
+action value to the search's, then divide by 1 + L), ``:plL`` (add L times the log of its
+probability), ``:topN`` (choose among its N most probable actions only), ``:popp`` or ``:poppT``
+(weigh the worlds by the opponent's moves of this round under the network, log-likelihood times T;
+not with ``:infer`` or ``:belief``).
 
 >>> make_agent("pimc:30").name, make_agent("heuristic").name
 ('pimc:30', 'heuristic')
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pasur.common.errors import PasurInputError
@@ -111,12 +117,53 @@ def _ismcts(spec: str, options: list[str], seed: int, device: str) -> HiddenAgen
     return ISMCTSAgent(n, seed=seed, rollout="game" if len(options) == 2 else "round")
 
 
+#: the policy network's options on the PIMC kinds (:mod:`pasur.hidden.combined`): prefix -> keyword
+POLICY_OPTIONS = {"pv": "value_weight", "pl": "logp_weight", "top": "top", "popp": "temperature"}
+
+
+def _policy_options(spec: str, flags: set[str]) -> dict:
+    """The keywords of :class:`~pasur.hidden.combined.CombinedAgent` named by ``flags`` (``:pvL``,
+    ``:plL``, ``:topN``, ``:popp`` or ``:poppT``), with ``_given``: the flags they came from."""
+    out: dict = {"_given": []}
+    for flag in sorted(flags):
+        prefix = next((p for p in ("popp", "top", "pv", "pl") if flag.startswith(p)), None)
+        if prefix is None:
+            continue
+        text = flag[len(prefix) :]
+        key = POLICY_OPTIONS[prefix]
+        if key in out:
+            raise PasurInputError(f"agent {spec!r}: :{prefix} given twice")
+        if prefix == "top":
+            if not text.isdigit() or not 1 <= int(text) <= 20:
+                raise PasurInputError(f"agent {spec!r}: :topN needs N an integer from 1 to 20, got {flag!r}")
+            value: float = int(text)
+        elif prefix == "popp" and not text:
+            value = 1.0
+        else:
+            try:
+                value = float(text)
+            except ValueError:
+                value = -1.0
+            if not (0 < value <= 100) or not all(ch.isdigit() or ch == "." for ch in text):
+                raise PasurInputError(
+                    f"agent {spec!r}: :{prefix} needs a number above 0 and at most 100 "
+                    f"(like :{prefix}0.5), got {flag!r}"
+                )
+        out[key] = value
+        if prefix == "popp":
+            out["opponent"] = True
+        out["_given"].append(flag)
+    return out if len(out) > 1 else {"_given": []}
+
+
 def _pimc(mode: str) -> Callable[[str, list[str], int, str], HiddenAgent]:
     """The builder of a PIMC kind: ``K`` worlds, then flags; ``mode`` as :class:`PIMCAgent` takes it."""
 
     def build(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:
         k = _count(spec, options[0] if options else None, "worlds", 50, 1_000)
         flags = set(options[1:])
+        combo = _policy_options(spec, flags)
+        flags -= set(combo.pop("_given"))
         unknown = flags - {"game", "clubs", "iid", "infer", "exact", "belief"}
         if unknown:
             raise PasurInputError(
@@ -128,6 +175,8 @@ def _pimc(mode: str) -> Callable[[str, list[str], int, str], HiddenAgent]:
             raise PasurInputError(f"agent {spec!r}: {_kind(spec)} solves one round at a time (no :game)")
         if {"exact", "game"} <= flags:
             raise PasurInputError(f"agent {spec!r}: :exact needs the round horizon (no :game)")
+        if combo.get("opponent") and flags & {"infer", "belief"}:
+            raise PasurInputError(f"agent {spec!r}: :popp replaces :infer's and :belief's weights (not with them)")
         from pasur.hidden.pimc import PIMCAgent
 
         boundary = None
@@ -135,7 +184,12 @@ def _pimc(mode: str) -> Callable[[str, list[str], int, str], HiddenAgent]:
             from pasur.hidden.boundary import ClubsBoundary
 
             boundary = ClubsBoundary()
-        return PIMCAgent(
+        cls = PIMCAgent
+        if combo:
+            from pasur.hidden.combined import CombinedAgent
+
+            cls = partial(CombinedAgent, **combo)
+        return cls(
             k,
             horizon="game" if "game" in flags else "round",
             mode=mode,
@@ -163,7 +217,11 @@ AGENTS: tuple[AgentRow, ...] = (
         "moves; :belief to draw them from the learned belief; :exact for every opponent hand when few)",
         _pimc("minimax"),
     ),
-    AgentRow("ispimc", "ispimc:K (:infer, :belief, :exact)", _pimc("consistent")),
+    AgentRow(
+        "ispimc",
+        "ispimc:K (:infer, :belief, :exact; with the policy network :pvL, :plL, :topN, :popp)",
+        _pimc("consistent"),
+    ),
     AgentRow("ispimc2", "ispimc2:K (ispimc with the opponent's choices consistent too)", _pimc("both")),
     AgentRow("ismcts", "ismcts:N (OpenSpiel's ISMCTS, N simulations; :game for rollouts to the end)", _ismcts),
     AgentRow(
