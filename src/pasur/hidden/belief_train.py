@@ -39,6 +39,7 @@ from pasur.hidden.belief import (
     opponent_steps,
     replay,
 )
+from pasur.hidden.epochs import resume, split_by_game
 from pasur.hidden.game import HiddenGame
 
 #: the agents whose games train the model, and how often each takes a seat
@@ -177,22 +178,11 @@ def train(
     """Fit a :class:`BeliefNet` (the module docstring's step 3); returns the model at its best
     held-out epoch and the history. Resumes from ``checkpoint`` when it exists."""
     torch.manual_seed(seed)
-    games = np.unique(data["game"])
-    val_games = set(np.random.default_rng(seed).permutation(games)[: max(1, len(games) // 10)].tolist())
-    is_val = np.array([gm in val_games for gm in data["game"]])
-    tr, va = np.flatnonzero(~is_val), np.flatnonzero(is_val)
+    tr, va = split_by_game(data["game"], seed)
     dev = torch.device(device)
     net = BeliefNet(hidden).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
-    state = {"epoch": 0, "history": [], "best": None, "best_state": None, "seconds": 0.0}
-    if checkpoint is not None and checkpoint.exists():
-        blob = torch.load(checkpoint, map_location="cpu", weights_only=False)
-        net.load_state_dict(blob["net"])
-        opt.load_state_dict(blob["opt"])
-        state = blob["state"]
-    g = torch.Generator().manual_seed(seed)
-    for _ in range(state["epoch"]):  # the same shuffles as an uninterrupted run
-        torch.randperm(len(tr), generator=g)
+    state, g = resume(checkpoint, net, opt, seed, len(tr))
     for epoch in range(state["epoch"], epochs):
         t0 = time.perf_counter()
         net.train()

@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from pasur.game.cards import Deck
+from pasur.hidden.epochs import resume, split_by_game
 from pasur.hidden.game import HiddenGame
 from pasur.hidden.policy import ACTION_IN, SCALE, STATE_IN, PolicyModel, PolicyNet, expand, features, group_log_softmax
 
@@ -276,22 +277,11 @@ def train(
     held-out epoch (lowest held-out cross-entropy of the policy, which is what plays) and the
     history. Resumes from ``checkpoint`` when it exists."""
     torch.manual_seed(seed)
-    games = np.unique(data["game"])
-    val_games = set(np.random.default_rng(seed).permutation(games)[: max(1, len(games) // 10)].tolist())
-    is_val = np.array([gm in val_games for gm in data["game"]])
-    tr, va = np.flatnonzero(~is_val), np.flatnonzero(is_val)
+    tr, va = split_by_game(data["game"], seed)
     dev = torch.device(device)
     net = PolicyNet(hidden).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
-    state = {"epoch": 0, "history": [], "best": None, "best_state": None, "seconds": 0.0}
-    if checkpoint is not None and checkpoint.exists():
-        blob = torch.load(checkpoint, map_location="cpu", weights_only=False)
-        net.load_state_dict(blob["net"])
-        opt.load_state_dict(blob["opt"])
-        state = blob["state"]
-    g = torch.Generator().manual_seed(seed)
-    for _ in range(state["epoch"]):  # the same shuffles as an uninterrupted run
-        torch.randperm(len(tr), generator=g)
+    state, g = resume(checkpoint, net, opt, seed, len(tr))
     for epoch in range(state["epoch"], epochs):
         t0 = time.perf_counter()
         for group in opt.param_groups:  # a cosine schedule over the epochs asked for (resuming with more goes on)

@@ -1,0 +1,41 @@
+"""What the networks trained on played games share: the held-out split by game and a resumable
+run of epochs (:mod:`pasur.hidden.belief_train`, :mod:`pasur.hidden.policy_train`).
+
+A tenth of the games (at least one), chosen by ``seed``, is held out: positions of one game never
+sit on both sides. A run resumes from its checkpoint (the network, the optimizer and the state of
+the epochs done) and replays the shuffles of those epochs, so an interrupted run and an
+uninterrupted one see the same batches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+def split_by_game(game: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Positions to train on and held-out positions, given each position's game."""
+    games = np.unique(game)
+    held = set(np.random.default_rng(seed).permutation(games)[: max(1, len(games) // 10)].tolist())
+    is_held = np.array([g in held for g in game])
+    return np.flatnonzero(~is_held), np.flatnonzero(is_held)
+
+
+def resume(
+    checkpoint: Path | None, net: torch.nn.Module, opt: torch.optim.Optimizer, seed: int, n_train: int
+) -> tuple[dict, torch.Generator]:
+    """The state of the epochs done (a fresh one without a checkpoint: epoch 0, no history, no
+    best), with ``net`` and ``opt`` loaded from ``checkpoint`` when it exists, and the generator
+    of the shuffles, advanced past the epochs done."""
+    state = {"epoch": 0, "history": [], "best": None, "best_state": None, "seconds": 0.0}
+    if checkpoint is not None and checkpoint.exists():
+        blob = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        net.load_state_dict(blob["net"])
+        opt.load_state_dict(blob["opt"])
+        state = blob["state"]
+    g = torch.Generator().manual_seed(seed)
+    for _ in range(state["epoch"]):  # the same shuffles as an uninterrupted run
+        torch.randperm(n_train, generator=g)
+    return state, g
