@@ -5,6 +5,8 @@ hand, and the policy-value network)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -295,16 +297,15 @@ def hidden_train(
             )
 
 
-def _train_belief(out, games, test_games, epochs, seed, sample_seed, self_play, device, quiet, as_json) -> None:
-    """``pasur hidden-train belief``: games, training and evaluation, with a progress display."""
+@contextmanager
+def _training_display(silent: bool) -> Iterator[tuple[Callable[[str, int, int], None], Callable[[str], None]]]:
+    """A progress display for a network's training: ``bar(name, done, total)`` moves the bar of
+    that name (made on first use), ``say(text)`` prints a note; both silent with ``silent``."""
     from rich.progress import BarColumn, MofNCompleteColumn
 
     from pasur.common.console import progress_display
-    from pasur.common.device import resolve_device
-    from pasur.hidden.belief_train import run_belief
 
-    dev = str(resolve_device(device or "cpu"))
-    with progress_display(quiet or as_json, BarColumn(), MofNCompleteColumn()) as progress:
+    with progress_display(silent, BarColumn(), MofNCompleteColumn()) as progress:
         tasks: dict[str, int] = {}
 
         def bar(name: str, done: int, total: int) -> None:
@@ -312,8 +313,16 @@ def _train_belief(out, games, test_games, epochs, seed, sample_seed, self_play, 
                 tasks[name] = progress.add_task(name, total=total)
             progress.update(tasks[name], completed=done)
 
-        say = (lambda _: None) if quiet or as_json else note
+        yield bar, ((lambda _: None) if silent else note)
 
+
+def _train_belief(out, games, test_games, epochs, seed, sample_seed, self_play, device, quiet, as_json) -> None:
+    """``pasur hidden-train belief``: games, training and evaluation, with a progress display."""
+    from pasur.common.device import resolve_device
+    from pasur.hidden.belief_train import run_belief
+
+    dev = str(resolve_device(device or "cpu"))
+    with _training_display(quiet or as_json) as (bar, say):
         try:
             fit = run_belief(
                 out, games, test_games, epochs, seed, sample_seed, dev, self_play,
@@ -334,22 +343,11 @@ def _train_belief(out, games, test_games, epochs, seed, sample_seed, self_play, 
 
 def _train_policy(out, games, epochs, seed, sample_seed, device, quiet, as_json) -> None:
     """``pasur hidden-train policy``: games, positions and training, with a progress display."""
-    from rich.progress import BarColumn, MofNCompleteColumn
-
-    from pasur.common.console import progress_display
     from pasur.common.device import resolve_device
     from pasur.hidden.policy_train import run_policy
 
     dev = str(resolve_device(device or "cpu"))
-    with progress_display(quiet or as_json, BarColumn(), MofNCompleteColumn()) as progress:
-        tasks: dict[str, int] = {}
-
-        def bar(name: str, done: int, total: int) -> None:
-            if name not in tasks:
-                tasks[name] = progress.add_task(name, total=total)
-            progress.update(tasks[name], completed=done)
-
-        say = (lambda _: None) if quiet or as_json else note
+    with _training_display(quiet or as_json) as (bar, say):
 
         def epoch_done(e: int, row: dict) -> None:
             bar("epochs", e, epochs)
