@@ -39,7 +39,7 @@ from pasur.hidden.belief import (
     opponent_steps,
     replay,
 )
-from pasur.hidden.epochs import resume, split_by_game
+from pasur.hidden.epochs import end_epoch, resume, split_by_game
 from pasur.hidden.game import HiddenGame
 
 #: the agents whose games train the model, and how often each takes a seat
@@ -197,16 +197,7 @@ def train(
         va_nll = mean_nll(net.cpu(), data, va)
         net.to(dev)
         row = {"epoch": epoch + 1, "val_nll": round(va_nll, 5)}
-        state["history"].append(row)
-        if state["best"] is None or va_nll < state["best"]["val_nll"]:
-            state["best"] = row
-            state["best_state"] = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
-        state["epoch"] = epoch + 1
-        state["seconds"] += time.perf_counter() - t0
-        if checkpoint is not None:
-            tmp = checkpoint.with_name(checkpoint.name + ".tmp")
-            torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "state": state}, tmp)
-            tmp.replace(checkpoint)
+        end_epoch(state, row, va_nll, "val_nll", net, opt, checkpoint, time.perf_counter() - t0)
         if on_epoch is not None:
             on_epoch(epoch + 1, row)
     best = BeliefNet(hidden)

@@ -39,3 +39,22 @@ def resume(
     for _ in range(state["epoch"]):  # the same shuffles as an uninterrupted run
         torch.randperm(n_train, generator=g)
     return state, g
+
+
+def end_epoch(
+    state: dict, row: dict, score: float, key: str, net: torch.nn.Module, opt: torch.optim.Optimizer,
+    checkpoint: Path | None, seconds: float,
+) -> None:  # fmt: skip
+    """Book an epoch: its ``row`` in the history, the network kept if its held-out ``score`` (lower
+    is better) is below the best epoch's (its row's ``key``), and the checkpoint written whole (a
+    temporary file renamed)."""
+    state["history"].append(row)
+    if state["best"] is None or score < state["best"][key]:
+        state["best"] = row
+        state["best_state"] = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+    state["epoch"] = row["epoch"]
+    state["seconds"] += seconds
+    if checkpoint is not None:
+        tmp = checkpoint.with_name(checkpoint.name + ".tmp")
+        torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "state": state}, tmp)
+        tmp.replace(checkpoint)

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from pasur.game.cards import Deck
-from pasur.hidden.epochs import resume, split_by_game
+from pasur.hidden.epochs import end_epoch, resume, split_by_game
 from pasur.hidden.game import HiddenGame
 from pasur.hidden.policy import ACTION_IN, SCALE, STATE_IN, PolicyModel, PolicyNet, expand, features, group_log_softmax
 
@@ -306,16 +306,7 @@ def train(
                "train_value": round(run["value"] / max(1.0, run["n"]), 5),
                "train_q": round(run["q"] / max(1.0, run["searched"]), 5), **{f"val_{k}": v for k, v in held.items()},
                "score": round(score, 5)}  # fmt: skip
-        state["history"].append(row)
-        if state["best"] is None or score < state["best"]["score"]:
-            state["best"] = row
-            state["best_state"] = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
-        state["epoch"] = epoch + 1
-        state["seconds"] += time.perf_counter() - t0
-        if checkpoint is not None:
-            tmp = checkpoint.with_name(checkpoint.name + ".tmp")
-            torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "state": state}, tmp)
-            tmp.replace(checkpoint)
+        end_epoch(state, row, score, "score", net, opt, checkpoint, time.perf_counter() - t0)
         if on_epoch is not None:
             on_epoch(epoch + 1, row)
     best = PolicyNet(hidden)
