@@ -17,7 +17,6 @@ The held-out evaluation against the soft-greedy and uniform beliefs is
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,13 +40,13 @@ from pasur.hidden.belief import (
 )
 from pasur.hidden.epochs import end_epoch, resume, split_by_game
 from pasur.hidden.game import HiddenGame
+from pasur.hidden.gamechunks import load_games, play_in_chunks
 
 #: the agents whose games train the model, and how often each takes a seat
 MIX: tuple[tuple[str, float], ...] = (("heuristic", 0.35), ("greedy", 0.15), ("pimc:20", 0.25),
                                       ("ispimc:20:infer", 0.25))  # fmt: skip
 #: the second generation's extra games: PIMC and IS-PIMC drawing worlds from the first model
 SELF_MIX: tuple[tuple[str, float], ...] = (("pimc:20:belief", 0.5), ("ispimc:20:belief", 0.5))
-CHUNK = 50
 #: deck seeds of the held-out games (far from the training seeds 0..N-1)
 TEST_SEED = 900_000
 
@@ -84,41 +83,12 @@ def play_games(
     return {"decks": decks, "moves": moves, "seats": np.array(seats, dtype=str), "seeds": np.array(deck_seeds)}
 
 
-def draw_seats(n: int, rng: random.Random, mix=MIX) -> list[tuple[str, str]]:
-    names, weights = [m[0] for m in mix], [m[1] for m in mix]
-    return [(rng.choices(names, weights)[0], rng.choices(names, weights)[0]) for _ in range(n)]
-
-
 def generate(folder: Path, kind: str, games: int, first_seed: int, sample_seed: int = 0,
              on_chunk: Callable[[int, int], None] | None = None, mix=MIX,
              belief: BeliefModel | None = None) -> list[Path]:  # fmt: skip
     """Chunks of games in ``folder`` (``kind-00000.npz``...), playing those not there yet."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(f"{kind}:{first_seed}:{sample_seed}")
-    seats = draw_seats(games, rng, mix)
-    paths = []
-    for lo in range(0, games, CHUNK):
-        path = folder / f"{kind}-{lo // CHUNK:05d}.npz"
-        hi = min(games, lo + CHUNK)
-        if not path.exists():
-            t0 = time.perf_counter()
-            data = play_games(list(range(first_seed + lo, first_seed + hi)), seats[lo:hi], sample_seed, belief)
-            data["seconds"] = np.array(time.perf_counter() - t0)
-            tmp = path.with_name(path.stem + ".tmp.npz")
-            np.savez_compressed(tmp, **data)
-            tmp.replace(path)
-        paths.append(path)
-        if on_chunk is not None:
-            on_chunk(hi, games)
-    return paths
-
-
-def load_games(paths: list[Path]) -> dict[str, np.ndarray]:
-    """The chunks' games, concatenated; ``seconds``: the time they took to play, summed."""
-    parts = [dict(np.load(p)) for p in paths]
-    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k != "seconds"}
-    out["seconds"] = np.array(sum(float(p["seconds"]) for p in parts))
-    return out
+    return play_in_chunks(folder, kind, games, first_seed, sample_seed, mix,
+                          lambda seeds, seats: play_games(seeds, seats, sample_seed, belief), on_chunk)  # fmt: skip
 
 
 def samples(games: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import math
-import random
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,12 +33,12 @@ from torch import nn
 from pasur.game.cards import Deck
 from pasur.hidden.epochs import end_epoch, resume, split_by_game
 from pasur.hidden.game import HiddenGame
+from pasur.hidden.gamechunks import CHUNK, load_games, play_in_chunks
 from pasur.hidden.policy import ACTION_IN, SCALE, STATE_IN, PolicyModel, PolicyNet, expand, features, group_log_softmax
 
 #: the agents whose games train the model, and how often each takes a seat
 MIX: tuple[tuple[str, float], ...] = (("ispimc:20:infer", 0.3), ("pimc:20", 0.3), ("heuristic", 0.3),
                                       ("greedy", 0.1))  # fmt: skip
-CHUNK = 50
 #: temperature of the soft policy target, in points of final margin
 TEMPERATURE = 0.25
 #: weight of the state value's loss (its target, one game's final margin, is noisy: the state
@@ -83,40 +82,11 @@ def play_games(deck_seeds: list[int], seats: list[tuple[str, str]], sample_seed:
             "qcount": qcount, "qvals": qvals}  # fmt: skip
 
 
-def draw_seats(n: int, rng: random.Random, mix=MIX) -> list[tuple[str, str]]:
-    names, weights = [m[0] for m in mix], [m[1] for m in mix]
-    return [(rng.choices(names, weights)[0], rng.choices(names, weights)[0]) for _ in range(n)]
-
-
 def generate(folder: Path, kind: str, games: int, first_seed: int, sample_seed: int = 0,
              on_chunk: Callable[[int, int], None] | None = None, mix=MIX) -> list[Path]:  # fmt: skip
     """Chunks of games in ``folder`` (``kind-00000.npz``...), playing those not there yet."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(f"{kind}:{first_seed}:{sample_seed}")
-    seats = draw_seats(games, rng, mix)
-    paths = []
-    for lo in range(0, games, CHUNK):
-        path = folder / f"{kind}-{lo // CHUNK:05d}.npz"
-        hi = min(games, lo + CHUNK)
-        if not path.exists():
-            t0 = time.perf_counter()
-            data = play_games(list(range(first_seed + lo, first_seed + hi)), seats[lo:hi], sample_seed)
-            data["seconds"] = np.array(time.perf_counter() - t0)
-            tmp = path.with_name(path.stem + ".tmp.npz")
-            np.savez_compressed(tmp, **data)
-            tmp.replace(path)
-        paths.append(path)
-        if on_chunk is not None:
-            on_chunk(hi, games)
-    return paths
-
-
-def load_games(paths: list[Path]) -> dict[str, np.ndarray]:
-    """The chunks' games, concatenated; ``seconds``: the time they took to play, summed."""
-    parts = [dict(np.load(p)) for p in paths]
-    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k != "seconds"}
-    out["seconds"] = np.array(sum(float(p["seconds"]) for p in parts))
-    return out
+    return play_in_chunks(folder, kind, games, first_seed, sample_seed, mix,
+                          lambda seeds, seats: play_games(seeds, seats, sample_seed), on_chunk)  # fmt: skip
 
 
 def replay(deck, moves):
