@@ -80,3 +80,14 @@ def test_the_module_docstring_lists_every_kind():
     doc = registry.__doc__
     assert "{agents}" not in doc
     assert all(f"\n- {row.help}\n" in doc for row in registry.AGENTS)
+
+
+def test_best_names_the_strongest_agent_and_the_page_plays_it():
+    from pasur.hidden.registry import BEST
+    from pasur.web.levels import LEVELS
+
+    assert LEVELS["best"] == BEST
+    agent, named = make_agent("best", seed=3), make_agent(BEST, seed=3)
+    assert type(agent) is type(named) and vars(agent).keys() == vars(named).keys()
+    with pytest.raises(PasurInputError, match="best takes no options"):
+        make_agent("best:20")

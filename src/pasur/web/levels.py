@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pasur.common.errors import PasurInputError
+from pasur.hidden.registry import BEST
 
 if TYPE_CHECKING:  # the agents load numpy and torch: only when a level is made
     from pasur.hidden.agents import HiddenAgent
@@ -26,7 +27,7 @@ LEVELS: dict[str, str] = {
     "heuristic": "heuristic",
     "network": "policy",
     "pimc": "pimc:20",
-    "best": "ispimc:20:infer",
+    "best": BEST,
 }
 #: the level whose estimates the hint button shows (whatever the opponent's level)
 HINT_LEVEL = "best"
