@@ -256,3 +256,26 @@ def test_model_probabilities_are_clipped_and_normalized_per_game(tmp_path):
     assert bool((p >= 0).all())
     sums = torch.zeros(5, dtype=p.dtype).index_add_(0, actions.row, p)
     assert torch.allclose(sums, torch.ones(5, dtype=p.dtype))
+
+
+def test_a_cap_on_the_measured_rows_leaves_the_model_as_it_was(tmp_path, monkeypatch):
+    """A tail deck's held-out tenth is measured on a share of its decision points only: the model
+    (trained on the same rows) is the same, and the card measures a nested subset of the held-out
+    decision points, siblings together."""
+    import pasur.learn.models as models
+
+    _, _, path = _table(tmp_path, 3)
+    x = np.stack([pq.read_table(path).column(c).to_numpy() for c in FEATURE_COLUMNS], 1).astype(np.float32)
+    whole = fit_model([path], SMALL)
+    held = whole.card["validation"]["rows"]
+    monkeypatch.setattr(models, "MAX_MEASURED_ROWS", held // 3)
+    capped = fit_model([path], SMALL)
+    assert np.array_equal(whole.predict(x), capped.predict(x))  # the same model
+    assert whole.card["training"] == capped.card["training"]
+    rows = capped.card["validation"]["rows"]
+    assert 0 < rows < held and rows <= held // 3 * 1.5 and capped.card["validation"]["held_rows"] == held
+    group = models.read_training_table(path).group  # each row's decision point
+    h = models._split_groups(group, SMALL.validation_fraction, SMALL.sample_seed)
+    m = models._measured_rows(group, h, SMALL.validation_fraction, SMALL.sample_seed, held // 3)
+    assert not (m & ~h).any() and int(m.sum()) == rows  # a subset of the held-out rows
+    assert all(m[group == g].all() or not m[group == g].any() for g in np.unique(group[h]))  # siblings together

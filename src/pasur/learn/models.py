@@ -274,8 +274,29 @@ def _split_groups(group: np.ndarray, fraction: float, seed: int) -> np.ndarray:
     """True for rows whose decision point is held out (a seeded hash, so siblings stay together)."""
     if fraction == 0:
         return np.zeros(group.shape[0], dtype=bool)
+    return _group_hash(group, seed) < np.uint64(int(fraction * 1_000_000))
+
+
+def _group_hash(group: np.ndarray, seed: int) -> np.ndarray:
+    """Each row's decision point hashed to 0..999,999 (seeded)."""
     h = (group.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(seed * 7919 + 1)) >> np.uint64(40)
-    return (h % np.uint64(1_000_000)) < np.uint64(int(fraction * 1_000_000))
+    return h % np.uint64(1_000_000)
+
+
+#: held-out rows measured per table, at most about this many: the held-out tenth of a tail deck's
+#: table (12 to 15 M rows) would take GBs as float features and an XGBoost matrix, and only the
+#: card's measurement reads them (the model does not depend on them)
+MAX_MEASURED_ROWS = 2_000_000
+
+
+def _measured_rows(group: np.ndarray, held: np.ndarray, fraction: float, seed: int, most: int) -> np.ndarray:
+    """The held-out rows the card measures: all of them, or where there are more than ``most``, the
+    decision points of the lowest hashes among them (a nested split by the same hash, so siblings
+    stay together and a smaller share is a subset of a larger one)."""
+    n = int(held.sum())
+    if n <= most:
+        return held
+    return _group_hash(group, seed) < np.uint64(int(fraction * most / n * 1_000_000))
 
 
 def _agreement(pred: np.ndarray, y: np.ndarray, group: np.ndarray) -> float:
@@ -333,6 +354,7 @@ def fit_model(
     # the training rows of each table stay where they are (index arrays, not copies) until the
     # rows to train on are chosen: a tail deck's table is GBs, and only max_rows of it are used
     keeps, ws, vx, vy, vg, vdeck, vw = [], [], [], [], [], [], []
+    held_rows = 0
     for t in train:
         held = _split_groups(t.group, params.validation_fraction, params.sample_seed) if not valid else None
         keeps.append(None if held is None else np.flatnonzero(~held))
@@ -340,18 +362,21 @@ def fit_model(
         if weights is not None:
             ws.append(weights if held is None else weights[keeps[-1]])
         if held is not None and held.any():
-            vx.append(t.features(held))
-            vy.append(t.y[held])
-            vg.append(t.group[held])
-            vdeck.append(np.full(int(held.sum()), len(vdeck)))
+            held_rows += int(held.sum())
+            shown = _measured_rows(t.group, held, params.validation_fraction, params.sample_seed, MAX_MEASURED_ROWS)
+            vx.append(t.features(shown))
+            vy.append(t.y[shown])
+            vg.append(t.group[shown])
+            vdeck.append(np.full(int(shown.sum()), len(vdeck)))
             if weights is not None:
-                vw.append(weights[held])
+                vw.append(weights[shown])
         t.group = None
     for t in valid:
         vx.append(t.features())
         vy.append(t.y)
         vg.append(t.group)
         vdeck.append(np.full(t.y.shape[0], len(vdeck)))
+        held_rows += int(t.y.shape[0])
     sizes = [t.y.shape[0] if k is None else k.shape[0] for t, k in zip(train, keeps, strict=True)]
     rows_available = int(sum(sizes))
     w = (ws[0] if len(ws) == 1 else np.concatenate(ws)) if ws else None
@@ -388,6 +413,7 @@ def fit_model(
         validation["rmse"] = _rmse(pred, y_val)
         validation["agreement"] = _agreement(pred, y_val, g_val + (d_val.astype(np.int64) << 50))
         validation["rows"] = int(y_val.shape[0])
+        validation["held_rows"] = held_rows  # all held-out rows; "rows": those measured (MAX_MEASURED_ROWS)
         if vw and len(vw) == len(vx):
             # what play meets: the held-out rows weighted as the training rows are
             w_val = np.concatenate(vw).astype(np.float64)
