@@ -179,6 +179,6 @@ def web_levels(
         card = build_card(arena or ARENA_FOLDERS)
     except (ValueError, KeyError) as e:
         raise PasurInputError(str(e)) from None
-    print(json.dumps(card, indent=1, ensure_ascii=False))
+    typer.echo(json.dumps(card, indent=1, ensure_ascii=False))
     if write or out is not None:
         write_card(card, CARD if out is None else out)
