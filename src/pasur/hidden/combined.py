@@ -185,7 +185,11 @@ class CombinedAgent(PIMCAgent):
             if i not in evals:
                 out.append(v)
                 continue
-            _, p, q, _ = evals[i]
+            actions, p, q, _ = evals[i]
+            if [a for a, _ in v] != list(actions):  # the network's order, as the search's
+                at = {a: k for k, a in enumerate(actions)}
+                order = [at[a] for a, _ in v]
+                p, q = p[order], q[order]
             s = np.array([x for _, x in v]) + self.value_weight * q
             s = s / (1 + self.value_weight) + self.logp_weight * np.log(np.maximum(p, 1e-12))
             out.append([(a, float(x)) for (a, _), x in zip(v, s, strict=True)])
