@@ -38,7 +38,7 @@ from pasur.hidden.belief import (
     opponent_steps,
     replay,
 )
-from pasur.hidden.epochs import end_epoch, resume, split_by_game
+from pasur.hidden.epochs import end_epoch, keep_run_spec, resume, split_by_game
 from pasur.hidden.game import HiddenGame
 from pasur.hidden.gamechunks import load_games, play_in_chunks
 
@@ -208,10 +208,9 @@ def run_belief(
     ``self_play``, a second generation: that many more games (the decks after the training ones)
     of PIMC and IS-PIMC sampling their worlds from the first model (:data:`SELF_MIX`), and a model
     trained from scratch on all the games, the one kept."""
-    import json
 
     from pasur.common.errors import PasurInputError
-    from pasur.common.outputs import prepare_resumable_dir, write_text_atomic
+    from pasur.common.outputs import prepare_resumable_dir
     from pasur.hidden import belief_eval
 
     say = on_step or (lambda _: None)
@@ -222,12 +221,7 @@ def run_belief(
         raise PasurInputError(f"--seed {seed} with {games + self_play:,} games reaches the held-out seeds "
                               f"({TEST_SEED:,} on)")  # fmt: skip
     prepare_resumable_dir(out, OWNED)
-    spec_file = out / "belief.json"
-    if spec_file.exists():  # the same games; more epochs go on from the checkpoint
-        before = json.loads(spec_file.read_text(encoding="utf-8"))
-        if {k: v for k, v in before.items() if k != "epochs"} != {k: v for k, v in spec.items() if k != "epochs"}:
-            raise PasurInputError(f"{out} holds a run with other options ({spec_file}); choose another folder")
-    write_text_atomic(spec_file, json.dumps(spec, indent=1) + "\n")
+    keep_run_spec(out / "belief.json", spec)  # the same games; more epochs go on from the checkpoint
     say(f"playing {test_games:,} held-out and {games:,} training games")
     tick = (lambda kind: lambda done, total: on_games(kind, done, total)) if on_games else (lambda kind: None)
     test = load_games(generate(out / "games", "test", test_games, TEST_SEED, sample_seed, tick("test")))

@@ -58,3 +58,20 @@ def end_epoch(
         tmp = checkpoint.with_name(checkpoint.name + ".tmp")
         torch.save({"net": net.state_dict(), "opt": opt.state_dict(), "state": state}, tmp)
         tmp.replace(checkpoint)
+
+
+def keep_run_spec(spec_file: Path, spec: dict) -> None:
+    """Write a training run's options to ``spec_file``; a folder holding a run with other options
+    (all but ``epochs``, which a rerun may raise to go on) is refused."""
+    import json
+
+    from pasur.common.errors import PasurInputError
+    from pasur.common.outputs import write_text_atomic
+
+    if spec_file.exists():
+        before = json.loads(spec_file.read_text(encoding="utf-8"))
+        if {k: v for k, v in before.items() if k != "epochs"} != {k: v for k, v in spec.items() if k != "epochs"}:
+            raise PasurInputError(
+                f"{spec_file.parent} holds a run with other options ({spec_file}); choose another folder"
+            )
+    write_text_atomic(spec_file, json.dumps(spec, indent=1) + "\n")

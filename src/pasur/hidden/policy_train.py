@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from pasur.game.cards import Deck
-from pasur.hidden.epochs import end_epoch, resume, split_by_game
+from pasur.hidden.epochs import end_epoch, keep_run_spec, resume, split_by_game
 from pasur.hidden.game import HiddenGame
 from pasur.hidden.gamechunks import CHUNK, load_games, play_in_chunks
 from pasur.hidden.policy import ACTION_IN, SCALE, STATE_IN, PolicyModel, PolicyNet, expand, features, group_log_softmax
@@ -314,21 +314,14 @@ def run_policy(
 ) -> dict:
     """Everything, from scratch or resumed in ``out``: play the games, build the samples, train,
     save the weights with their card; returns the card's ``fit``."""
-    import json
 
-    from pasur.common.errors import PasurInputError
-    from pasur.common.outputs import prepare_resumable_dir, write_text_atomic
+    from pasur.common.outputs import prepare_resumable_dir
 
     say = on_step or (lambda _: None)
     spec = {"games": games, "epochs": epochs, "seed": seed, "sample_seed": sample_seed,
             "mix": [list(m) for m in MIX], "temperature": TEMPERATURE, "chunk": CHUNK}  # fmt: skip
     prepare_resumable_dir(out, OWNED)
-    spec_file = out / "policy.json"
-    if spec_file.exists():  # the same games; more epochs go on from the checkpoint
-        before = json.loads(spec_file.read_text(encoding="utf-8"))
-        if {k: v for k, v in before.items() if k != "epochs"} != {k: v for k, v in spec.items() if k != "epochs"}:
-            raise PasurInputError(f"{out} holds a run with other options ({spec_file}); choose another folder")
-    write_text_atomic(spec_file, json.dumps(spec, indent=1) + "\n")
+    keep_run_spec(out / "policy.json", spec)  # the same games; more epochs go on from the checkpoint
     say(f"playing {games:,} games")
     tick = (lambda kind: lambda done, total: on_games(kind, done, total)) if on_games else (lambda kind: None)
     t0 = time.perf_counter()
