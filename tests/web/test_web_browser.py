@@ -531,7 +531,7 @@ def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_s
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
-    from pasur.web.players import ladder_players
+    from pasur.web.players import ladder_players, rating_events
 
     _need_browser()
     monkeypatch.setenv("SE_OFFLINE", "true")
@@ -625,7 +625,16 @@ def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_s
         assert stored.status == "over" and stored.rated and len(stored.hands) == hands
         ladder = {p.name: p.json() for p in ladder_players(app.state.service.store)}
         assert set(ladder) == {"Alice", "Bahar"}
-        assert all(p["games"] == hands and p["rating"] != 1500.0 for p in ladder.values()), ladder
+        # the deals are random, so the match may leave both where they started: each player's rating
+        # moves the way their hands went (both start at 1500, so up exactly when they won more than half)
+        events = {e["player_id"]: e for e in rating_events(app.state.service.store, table_id)}
+        assert len(events) == 2
+        for e in events.values():
+            assert e["games"] == hands and e["rating_before"] == 1500.0 and e["rd_after"] < e["rd_before"]
+            went = (e["score"] > hands / 2) - (e["score"] < hands / 2)
+            assert (e["rating_after"] > 1500.0) - (e["rating_after"] < 1500.0) == went, e
+        assert sorted(p["rating"] for p in ladder.values()) == sorted(e["rating_after"] for e in events.values())
+        assert all(p["games"] == hands for p in ladder.values()), ladder
         # each page shows its player's new rating
         for d, name in ((alice, "Alice"), (bahar, "Bahar")):
             p = ladder[name]
