@@ -209,6 +209,12 @@ def test_figure14_with_models_beside_the_papers_recorded_self_play(tmp_path):
     gap = np.mean([abs(float(r["MM_ours"]) - float(r["exact_value"])) for r in rows])
     assert paper["MM_distance_to_exact"] == pytest.approx(gap)
     assert paper["checks"]["MM within 1.5 points of the exact value"] == (gap <= 1.5)
+    for who in ("ours", "paper"):
+        miss = [float(r[f"MM_{who}"]) - float(r["exact_value"]) for r in rows]
+        signed = paper[f"MM_{who}_minus_exact"]
+        assert signed["mean"] == pytest.approx(np.mean(miss))
+        counts = (sum(m < -0.5 for m in miss), sum(m > 0.5 for m in miss))
+        assert (signed["decks_below"], signed["decks_above"]) == counts
     text = (tmp_path / "f14" / "figure14-paper.md").read_text()
     assert "| model vs random (MR) |" in text and f"{(13.9196 + 6.0078) / 2:+.2f}" in text
 
