@@ -384,11 +384,11 @@ def compare_with_paper(
         md.append(f"| {label} | {a['ours']:+.2f} ± {a['ours_half95']:.2f} | {paper_cell} |")
     md.append(f"| exact value (mean) | {exact:+.2f} | |")
     md.append(f"| MM's mean distance to the exact value | {mm_gap:.2f} | {avg['MM_paper_distance_to_exact']:.2f} |")
-    below = {w: avg[f"MM_{w}_minus_exact"] for w in ("ours", "paper")}
+    signed = {w: avg[f"MM_{w}_minus_exact"] for w in ("ours", "paper")}
     md.append(
         f"| MM minus the exact value (mean; decks below / above by more than {MM_MISS}) | "
-        f"{below['ours']['mean']:+.2f} ({below['ours']['decks_below']} / {below['ours']['decks_above']}) | "
-        f"{below['paper']['mean']:+.2f} ({below['paper']['decks_below']} / {below['paper']['decks_above']}) |"
+        f"{signed['ours']['mean']:+.2f} ({signed['ours']['decks_below']} / {signed['ours']['decks_above']}) | "
+        f"{signed['paper']['mean']:+.2f} ({signed['paper']['decks_below']} / {signed['paper']['decks_above']}) |"
     )
     md += ["", "| check | holds |", "|---|---|"]
     md += [f"| {c} | {'yes' if ok else 'no'} |" for c, ok in avg["checks"].items()]
