@@ -130,33 +130,68 @@ def loopback_cluster(token: str) -> Iterator[tuple[str, dict[str, str], str]]:
     [port] = _free_ports(1)
     procs: list[subprocess.Popen] = []
     try:
-        for i, cmd in enumerate([_node_command(port, temp_dir), _node_command(port, None)]):
-            log = Path(temp_dir) / f"node-{i}.log"
-            with log.open("wb") as f:
-                procs.append(subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True))
-            if i == 0:
-                _wait_port(port, procs[0], log, timeout=60)
+        head_log = Path(temp_dir) / "node-0.log"
+        with head_log.open("wb") as f:
+            procs.append(
+                subprocess.Popen(
+                    _node_command(port, temp_dir), env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True
+                )
+            )
+        _wait_port(port, procs[0], head_log, timeout=60)
         address = f"127.0.0.1:{port}"
-        _wait_nodes(address, env, 2, timeout=60)
+        # The worker node's ports are picked free and then let go, so another process may take
+        # one before Ray binds it, and a loaded machine may take long to start it: a node that
+        # exits is started again on fresh ports, up to three times, within three minutes in all.
+        end = time.monotonic() + 180
+        for attempt in range(3):
+            log = Path(temp_dir) / f"node-1-{attempt}.log"
+            with log.open("wb") as f:
+                procs.append(
+                    subprocess.Popen(
+                        _node_command(port, None), env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True
+                    )
+                )
+            nodes, cpus = _wait_nodes(address, env, 2, procs[-1], end)
+            if nodes == 2 or procs[-1].poll() is None:
+                break
+        assert (nodes, cpus) == (2, 2.0), f"{nodes} node(s) alive; the worker node's log:\n{log.read_text()[-3000:]}"
         yield address, env, temp_dir
     finally:
         _stop(procs, temp_dir)
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-def _wait_nodes(address: str, env: dict[str, str], n: int, timeout: float) -> None:
+def _wait_nodes(address: str, env: dict[str, str], n: int, node: subprocess.Popen, end: float) -> tuple[int, float]:
+    """The nodes alive and the cluster's CPUs once ``n`` nodes are alive, ``node`` has exited,
+    or the monotonic time ``end`` has passed (whichever comes first)."""
+    stop = Path(tempfile.mkdtemp(prefix="pasur-wait-", dir="/tmp")) / "node-exited"
     code = (
-        "import ray, sys, time\n"
+        "import ray, sys, time, os\n"
         f"ray.init(address={address!r}, logging_level='ERROR', log_to_driver=False)\n"
-        f"end = time.monotonic() + {timeout}\n"
-        f"while sum(x['Alive'] for x in ray.nodes()) < {n} and time.monotonic() < end:\n"
+        f"end = time.monotonic() + {max(1.0, end - time.monotonic())}\n"
+        f"while sum(x['Alive'] for x in ray.nodes()) < {n} and time.monotonic() < end"
+        f" and not os.path.exists({str(stop)!r}):\n"
         "    time.sleep(0.2)\n"
         "print(sum(x['Alive'] for x in ray.nodes()), ray.cluster_resources().get('CPU'))\n"
     )
-    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout + 30)
-    assert r.returncode == 0, r.stderr[-3000:]
-    nodes, cpus = r.stdout.split()[-2:]
-    assert (int(nodes), float(cpus)) == (n, float(n)), r.stdout
+    waiter = subprocess.Popen(
+        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        while waiter.poll() is None:
+            if node.poll() is not None:
+                stop.touch()
+            if time.monotonic() > end + 60:  # ray.init itself hung
+                waiter.kill()
+            time.sleep(0.2)
+        out, err = waiter.communicate(timeout=60)
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+        shutil.rmtree(stop.parent, ignore_errors=True)
+    assert waiter.returncode == 0, err[-3000:]
+    nodes, cpus = out.split()[-2:]
+    return int(nodes), float(cpus)
 
 
 def _pasur(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
