@@ -141,3 +141,28 @@ def test_the_prior_only_reorders_close_actions():
     assert [a for a, _ in va] == [a for a, _ in vb]
     assert np.allclose([v for _, v in va], [v for _, v in vb], atol=1e-6)
     assert plain.choose(info) == tiny.choose(info)
+
+
+def test_the_log_prior_moves_the_choice_but_not_the_margins():
+    """``:pl``'s values are the search's margins (what a hint shows and training reads); the
+    agent plays the best of margin + L x log p, computed here from the network directly."""
+    model, player = default_policy(), HeuristicAgent()
+    plain = PIMCAgent(4, mode="consistent", seed=1, infer=True)
+    prior = CombinedAgent(4, mode="consistent", seed=1, infer=True, logp_weight=0.5, policy=model)
+    game, checked = HiddenGame(Deck.from_seed(12)), 0
+    while not game.is_terminal:
+        info = game.observation(game.mover)
+        if len(info.legal_actions()) > 1:
+            margins = plain.action_values(info)
+            assert prior.action_values(info) == margins
+            actions, p, _, _ = model.evaluate([info])[0]
+            logp = dict(zip(actions, np.log(np.maximum(p, 1e-12)), strict=True))
+            score = [(a, v + 0.5 * logp[a]) for a, v in margins]
+            got = prior.scores_batch([info])[0]
+            assert [a for a, _ in got] == [a for a, _ in score]
+            assert [s for _, s in got] == pytest.approx([s for _, s in score], abs=1e-12)
+            best = max(s for _, s in score)
+            assert prior.choose(info) == next(a for a, s in score if s == best)
+            checked += 1
+        game.apply(player.choose(info))
+    assert checked > 10

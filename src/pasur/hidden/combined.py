@@ -174,9 +174,20 @@ class CombinedAgent(PIMCAgent):
         return policy_opponent_weights(infos, worlds, self.policy, temperature=self.temperature)
 
     def values_batch(self, infos: Sequence[InfoState]) -> list[list[tuple[Action, float]]]:
-        """The search's values, blended with the network's as ``:pv``/``:pl`` ask."""
+        """Each legal action's expected final margin: the search's, averaged with the network's
+        value of the action as ``:pv`` asks (still a margin, in points). What hints show and
+        what training reads; the choice adds ``:pl``'s prior (:meth:`scores_batch`)."""
+        return self._blend(infos, logp=False)
+
+    def scores_batch(self, infos: Sequence[InfoState]) -> list[list[tuple[Action, float]]]:
+        """What the agent maximizes: :meth:`values_batch` plus ``:pl``'s weight times the log of
+        the network's probability of each action (not a margin)."""
+        return self._blend(infos, logp=True)
+
+    def _blend(self, infos: Sequence[InfoState], *, logp: bool) -> list[list[tuple[Action, float]]]:
         vals = super().values_batch(infos)
-        if not (self.value_weight or self.logp_weight):
+        logp_weight = self.logp_weight if logp else 0.0
+        if not (self.value_weight or logp_weight):
             return vals
         todo = [i for i, v in enumerate(vals) if len(v) > 1]
         evals = dict(zip(todo, self.policy.evaluate([infos[i] for i in todo]), strict=True))
@@ -191,18 +202,18 @@ class CombinedAgent(PIMCAgent):
                 order = [at[a] for a, _ in v]
                 p, q = p[order], q[order]
             s = np.array([x for _, x in v]) + self.value_weight * q
-            s = s / (1 + self.value_weight) + self.logp_weight * np.log(np.maximum(p, 1e-12))
+            s = s / (1 + self.value_weight) + logp_weight * np.log(np.maximum(p, 1e-12))
             out.append([(a, float(x)) for (a, _), x in zip(v, s, strict=True)])
         return out
 
     def choose_batch(self, infos: Sequence[InfoState]) -> list[Action]:
-        if not self.top:
-            return super().choose_batch(infos)
-        vals = self.values_batch(infos)
-        todo = [i for i, v in enumerate(vals) if len(v) > self.top]
-        evals = dict(zip(todo, self.policy.evaluate([infos[i] for i in todo]), strict=True))
+        scores = self.scores_batch(infos)
+        evals = {}
+        if self.top:
+            todo = [i for i, v in enumerate(scores) if len(v) > self.top]
+            evals = dict(zip(todo, self.policy.evaluate([infos[i] for i in todo]), strict=True))
         out = []
-        for i, v in enumerate(vals):
+        for i, v in enumerate(scores):
             allowed = range(len(v))
             if i in evals:
                 p = evals[i][1]

@@ -208,8 +208,11 @@ def _pimc(mode: str) -> Callable[[str, list[str], int, str], HiddenAgent]:
 
 #: every kind of agent, in the order the help lists them
 #: the strongest agent within the web page's budget of 0.3 s per move (docs/hidden.md): the spec
-#: ``best`` names it, and the page's top level plays it
-BEST = "ispimc:20:infer"
+#: ``best`` names it, and the page's top level plays it. IS-PIMC with 20 worlds and soft-greedy
+#: inference, its choice tilted by 0.5 x the policy network's log-probability; pre-registered
+#: against ``ispimc:20:infer`` (+0.396, results/arena-prereg-combined) and ``pimc:20`` (+0.456,
+#: results/arena-prereg-best). Its action values (the hints) are the search's margins alone.
+BEST = "ispimc:20:infer:pl0.5"
 
 
 def _best(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:

@@ -35,6 +35,8 @@ ARENA_FOLDERS = (
     "results/arena-prereg-levels/run",
     "results/arena-prereg-policy-heuristic/run",
     "results/arena-prereg-policy-level/run",
+    "results/arena-prereg-combined/run",
+    "results/arena-prereg-best/run",
 )
 MODEL = "Bradley-Terry (Elo) by maximum likelihood over the arena's hands; rd: robust standard error"
 #: decimals kept in the card (ratings to 0.01, margins to 0.001 points)
