@@ -185,8 +185,13 @@ def test_the_arena_plays_the_policy(tmp_path):
         (["policy", "--test-games", "20"], "--test-games: only for hidden-train belief"),
         (["policy", "--self-play", "20"], "--self-play: only for hidden-train belief"),
         (["policy", "--deals", "3"], "--deals: only for hidden-train boundary"),
-        (["boundary", "--seed", "3"], "--seed: only for hidden-train belief or policy"),
+        (["boundary", "--seed", "3"], "--seed: only for hidden-train belief or policy or selfplay"),
         (["policy", "--device", "tpu9"], "error: "),
+        (["policy", "--generations", "2"], "--generations: only for hidden-train selfplay"),
+        (["policy", "--gate-deals", "20"], "--gate-deals: only for hidden-train selfplay"),
+        (["selfplay", "--epochs", "2"], "--epochs: only for hidden-train boundary or belief or policy"),
+        (["selfplay", "--start", "/no/such/weights.pt"], "--start /no/such/weights.pt: no such weights file"),
+        (["selfplay", "--gate-deals", "5"], "error: "),
     ],
 )
 def test_the_command_refuses_bad_input_in_one_line(tmp_path, args, message):

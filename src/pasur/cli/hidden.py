@@ -188,16 +188,20 @@ def arena_verify(
 
 
 #: the networks ``pasur hidden-train`` fits
-NETWORKS = ("boundary", "belief", "policy")
+NETWORKS = ("boundary", "belief", "policy", "selfplay")
 #: options of some networks only, and those networks
 ONLY = {
     "deals": ("boundary",),
     "overwrite": ("boundary",),
-    "seed": ("belief", "policy"),
+    "seed": ("belief", "policy", "selfplay"),
     "test_games": ("belief",),
     "self_play": ("belief",),
-    "device": ("belief", "policy"),
-    "quiet": ("belief", "policy"),
+    "device": ("belief", "policy", "selfplay"),
+    "quiet": ("belief", "policy", "selfplay"),
+    "generations": ("selfplay",),
+    "gate_deals": ("selfplay",),
+    "start": ("selfplay",),
+    "epochs": ("boundary", "belief", "policy"),
 }
 
 
@@ -212,14 +216,18 @@ def hidden_train(
     network: Annotated[
         str,
         typer.Argument(
-            help="The network: boundary (the value at a deal's boundary), belief (the opponent's hand) or "
-            "policy (a policy-value network that plays without search)."
+            help="The network: boundary (the value at a deal's boundary), belief (the opponent's hand), "
+            "policy (a policy-value network that plays without search) or selfplay (the policy network "
+            "improved by self-play, the search as the improvement operator)."
         ),
     ] = "boundary",
     games: Annotated[
         int | None,
         typer.Option(
-            "--games", min=10, max=10_000_000, help="Games played (boundary: 12,000; belief: 1,600; policy: 8,000)."
+            "--games",
+            min=10,
+            max=10_000_000,
+            help="Games played (boundary: 12,000; belief: 1,600; policy: 8,000; selfplay: 2,000 per generation).",
         ),
     ] = None,
     deals: Annotated[
@@ -233,7 +241,12 @@ def hidden_train(
     ] = None,
     seed: Annotated[
         int,
-        typer.Option("--seed", min=0, help="belief, policy: the training games are the decks of seeds S..S+N-1."),
+        typer.Option(
+            "--seed",
+            min=0,
+            help="belief, policy: the training games are the decks of seeds S..S+N-1 (default 0); selfplay: "
+            "generation g's games the decks of seeds S+(g-1)N on (default 200,000).",
+        ),
     ] = 0,
     test_games: Annotated[
         int,
@@ -249,6 +262,23 @@ def hidden_train(
             "(default 0: one model, the shipped weights; 400 gained nothing on the held-out games).",
         ),
     ] = 0,
+    generations: Annotated[
+        int,
+        typer.Option("--generations", min=1, max=1000, help="selfplay: generations (rerun with more to go on)."),
+    ] = 3,
+    gate_deals: Annotated[
+        int,
+        typer.Option(
+            "--gate-deals",
+            min=10,
+            max=1_000_000,
+            help="selfplay: duplicate deals of each candidate against the incumbent (seeds 300,000 on).",
+        ),
+    ] = 2000,
+    start: Annotated[
+        Path | None,
+        typer.Option("--start", help="selfplay: the first incumbent's weights (default: the shipped policy)."),
+    ] = None,
     sample_seed: SampleSeedOpt = 0,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
@@ -260,7 +290,9 @@ def hidden_train(
     belief over the opponent's hand (agents' :belief), trained on games of the project's agents and
     evaluated on held-out games against the soft-greedy and uniform beliefs. policy: the
     policy-value network (agent policy), trained on the searching agents' decisions and the games'
-    final margins. The shipped weights came from the defaults."""
+    final margins. selfplay: generations of the policy network, each trained on games of the search
+    with the previous network as its prior and kept only if it beats that network on duplicate
+    deals. The shipped weights came from the defaults."""
     if network not in NETWORKS:
         raise PasurInputError(f"unknown network {network!r} (choose from {', '.join(NETWORKS)})")
     wrong: dict[tuple[str, ...], list[str]] = {}
@@ -270,6 +302,10 @@ def hidden_train(
     for nets, names in wrong.items():
         opts = ", ".join("--" + n.replace("_", "-") for n in names)
         raise PasurInputError(f"{opts}: only for hidden-train {' or '.join(nets)}")
+    if network == "selfplay":
+        _train_selfplay(out, games or 2000, generations, gate_deals, start, seed if given("seed") else None,
+                        sample_seed, device, quiet, as_json)  # fmt: skip
+        return
     if network == "policy":
         _train_policy(out, games or 8000, epochs or 12, seed, sample_seed, device, quiet, as_json)
         return
@@ -373,4 +409,36 @@ def _train_policy(out, games, epochs, seed, sample_seed, device, quiet, as_json)
         f"policy weights in {out}/policy-weights.pt (best epoch {fit['best_epoch']} of {epochs}); held-out games: "
         f"cross-entropy {held['ce']}, agreement with the search {held['agree']:.1%}, value RMSE "
         f"{held['value_rmse']} points, action-value RMSE {held['q_rmse']} points"
+    )
+
+
+def _train_selfplay(out, games, generations, gate_deals, start, seed, sample_seed, device, quiet, as_json) -> None:
+    """``pasur hidden-train selfplay``: generations of games, training and gates, with a progress display."""
+    from pasur.common.device import resolve_device
+    from pasur.hidden import policy_selfplay as sp
+    from pasur.hidden.policy import DEFAULT_WEIGHTS
+
+    start = Path(start) if start is not None else DEFAULT_WEIGHTS
+    if not start.is_file():
+        raise PasurInputError(f"--start {start}: no such weights file")
+    dev = str(resolve_device(device or "cpu"))
+    with _training_display(quiet or as_json) as (bar, say):
+        try:
+            rows = sp.run_selfplay(
+                out, generations, games, gate_deals, start, sp.SEED if seed is None else seed, sp.GATE_SEED,
+                sample_seed, dev,
+                on_step=say,
+                on_games=lambda g, done, total: bar(f"generation {g} games", done, total),
+                on_epoch=lambda g, e, row: say(f"generation {g}, epoch {e}: held-out cross-entropy {row['val_ce']}"),
+            )  # fmt: skip
+        except KeyboardInterrupt:
+            note("interrupted: the games played and the last epoch are kept; rerun the same command to go on")
+            raise typer.Exit(130) from None
+    if as_json:
+        typer.echo(json.dumps({"out": str(out), **sp.summary(rows), "generations_table": rows}, indent=1))
+        return
+    typer.echo(sp.table(rows).rstrip())
+    final = sp.summary(rows)["final_generation"]
+    typer.echo(
+        f"policy weights in {out}/policy-weights.pt: generation {final} (0: the starting weights, no candidate kept)"
     )

@@ -177,46 +177,59 @@ class CombinedAgent(PIMCAgent):
         """Each legal action's expected final margin: the search's, averaged with the network's
         value of the action as ``:pv`` asks (still a margin, in points). What hints show and
         what training reads; the choice adds ``:pl``'s prior (:meth:`scores_batch`)."""
-        return self._blend(infos, logp=False)
+        return self._blend(infos)[0]
 
     def scores_batch(self, infos: Sequence[InfoState]) -> list[list[tuple[Action, float]]]:
         """What the agent maximizes: :meth:`values_batch` plus ``:pl``'s weight times the log of
         the network's probability of each action (not a margin)."""
-        return self._blend(infos, logp=True)
+        return self._blend(infos)[1]
 
-    def _blend(self, infos: Sequence[InfoState], *, logp: bool) -> list[list[tuple[Action, float]]]:
+    def decide_batch(self, infos: Sequence[InfoState]) -> tuple[list[list[tuple[Action, float]]], list[Action]]:
+        """The margins (:meth:`values_batch`) and the actions played (:meth:`choose_batch`), from
+        one search."""
+        values, scores, evals = self._blend(infos, with_evals=True)
+        return values, self._pick(scores, infos, evals)
+
+    def choose_batch(self, infos: Sequence[InfoState]) -> list[Action]:
+        return self.decide_batch(infos)[1]
+
+    def _blend(self, infos: Sequence[InfoState], with_evals: bool = False):
+        """The search's values, and from them the margins and the scores; with ``with_evals``
+        also the network's outputs by decision (those with more than one legal action)."""
         vals = super().values_batch(infos)
-        logp_weight = self.logp_weight if logp else 0.0
-        if not (self.value_weight or logp_weight):
-            return vals
         todo = [i for i, v in enumerate(vals) if len(v) > 1]
-        evals = dict(zip(todo, self.policy.evaluate([infos[i] for i in todo]), strict=True))
-        out = []
+        need = self.value_weight or self.logp_weight or (with_evals and self.top)
+        evals = dict(zip(todo, self.policy.evaluate([infos[i] for i in todo]), strict=True)) if need else {}
+        if not (self.value_weight or self.logp_weight):
+            return (vals, vals, evals) if with_evals else (vals, vals)
+        margins, scores = [], []
         for i, v in enumerate(vals):
             if i not in evals:
-                out.append(v)
+                margins.append(v)
+                scores.append(v)
                 continue
             actions, p, q, _ = evals[i]
             if [a for a, _ in v] != list(actions):  # the network's order, as the search's
                 at = {a: k for k, a in enumerate(actions)}
                 order = [at[a] for a, _ in v]
                 p, q = p[order], q[order]
-            s = np.array([x for _, x in v]) + self.value_weight * q
-            s = s / (1 + self.value_weight) + logp_weight * np.log(np.maximum(p, 1e-12))
-            out.append([(a, float(x)) for (a, _), x in zip(v, s, strict=True)])
-        return out
+            m = (np.array([x for _, x in v]) + self.value_weight * q) / (1 + self.value_weight)
+            s = m + self.logp_weight * np.log(np.maximum(p, 1e-12))
+            margins.append([(a, float(x)) for (a, _), x in zip(v, m, strict=True)])
+            scores.append([(a, float(x)) for (a, _), x in zip(v, s, strict=True)])
+        return (margins, scores, evals) if with_evals else (margins, scores)
 
-    def choose_batch(self, infos: Sequence[InfoState]) -> list[Action]:
-        scores = self.scores_batch(infos)
-        evals = {}
-        if self.top:
-            todo = [i for i, v in enumerate(scores) if len(v) > self.top]
-            evals = dict(zip(todo, self.policy.evaluate([infos[i] for i in todo]), strict=True))
+    def _pick(self, scores, infos, evals) -> list[Action]:
+        """The best score of each decision, among the network's ``top`` most probable actions
+        when ``:topN`` asks (first on ties)."""
         out = []
         for i, v in enumerate(scores):
             allowed = range(len(v))
-            if i in evals:
+            if self.top and len(v) > self.top:
                 p = evals[i][1]
+                if [a for a, _ in v] != list(evals[i][0]):
+                    at = {a: k for k, a in enumerate(evals[i][0])}
+                    p = p[[at[a] for a, _ in v]]
                 allowed = sorted(np.argsort(-p, kind="stable")[: self.top].tolist())
             best = max(v[j][1] for j in allowed)
             out.append(next(v[j][0] for j in allowed if v[j][1] == best))

@@ -46,15 +46,18 @@ TEMPERATURE = 0.25
 VALUE_WEIGHT = 0.1
 
 
-def play_games(deck_seeds: list[int], seats: list[tuple[str, str]], sample_seed: int = 0) -> dict[str, np.ndarray]:
+def play_games(deck_seeds: list[int], seats: list[tuple[str, str]], sample_seed: int = 0,
+               made: dict[str, object] | None = None) -> dict[str, np.ndarray]:  # fmt: skip
     """Play one game per deck seed with the named seats, in lockstep; returns the decks
     ``[G, 52]``, the moves ``[G, 48, 2]`` (card, captured mask), the seats' agent names, and the
     searching agents' (those with ``values_batch``: PIMC and its variants) per-action values:
     ``qcount [G, 48]`` (0 for another agent's decision) and
-    ``qvals`` (flat, game by game, move by move, legal order)."""
+    ``qvals`` (flat, game by game, move by move, legal order). ``made``: agents by name, built
+    elsewhere (self-play's search with a network of its own); the other names are specs."""
     from pasur.hidden.registry import make_agent
 
-    agents = {name: make_agent(name, seed=sample_seed) for name in sorted({n for s in seats for n in s})}
+    made = made or {}
+    agents = {n: made.get(n) or make_agent(n, seed=sample_seed) for n in sorted({n for s in seats for n in s})}
     games = [HiddenGame(Deck.from_seed(s)) for s in deck_seeds]
     values: list[list[list[float]]] = [[] for _ in games]
     while not games[0].is_terminal:
@@ -64,7 +67,12 @@ def play_games(deck_seeds: list[int], seats: list[tuple[str, str]], sample_seed:
             by_agent.setdefault(s[mover], []).append(i)
         for name, idx in by_agent.items():
             infos = [games[i].observation(mover) for i in idx]
-            if hasattr(agents[name], "values_batch"):  # a searching agent: its value of every action
+            if hasattr(agents[name], "decide_batch"):  # search with the network's prior: margins and choices
+                vals, acts = agents[name].decide_batch(infos)
+                for i, v, a in zip(idx, vals, acts, strict=True):
+                    games[i].apply(a)
+                    values[i].append([x for _, x in v])
+            elif hasattr(agents[name], "values_batch"):  # a searching agent: its value of every action
                 vals = agents[name].values_batch(infos)
                 for i, v in zip(idx, vals, strict=True):
                     best = max(x for _, x in v)
@@ -242,14 +250,20 @@ def train(
     batch_size: int = 512,
     value_weight: float = VALUE_WEIGHT,
     temperature: float = TEMPERATURE,
+    start: PolicyNet | None = None,
 ) -> tuple[PolicyModel, dict]:
     """Fit a :class:`PolicyNet` (the module docstring's step 3); returns the model at its best
     held-out epoch (lowest held-out cross-entropy of the policy, which is what plays) and the
-    history. Resumes from ``checkpoint`` when it exists."""
+    history. Resumes from ``checkpoint`` when it exists; ``start``: the weights to begin from
+    (self-play's previous generation) instead of fresh ones."""
     torch.manual_seed(seed)
     tr, va = split_by_game(data["game"], seed)
     dev = torch.device(device)
     net = PolicyNet(hidden).to(dev)
+    if start is not None:
+        hidden = start.hidden
+        net = PolicyNet(start.hidden, start.action_hidden).to(dev)
+        net.load_state_dict(start.state_dict())
     opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
     state, g = resume(checkpoint, net, opt, seed, len(tr))
     for epoch in range(state["epoch"], epochs):
@@ -279,7 +293,7 @@ def train(
         end_epoch(state, row, score, "score", net, opt, checkpoint, time.perf_counter() - t0)
         if on_epoch is not None:
             on_epoch(epoch + 1, row)
-    best = PolicyNet(hidden)
+    best = PolicyNet(hidden, net.action_hidden)
     best.load_state_dict(state["best_state"])
     report = {
         "epochs": epochs,

@@ -1,0 +1,96 @@
+"""Self-play improvement of the policy network (``pasur.hidden.policy_selfplay``, issue 27 item 2):
+the games record what the search with the incumbent's prior did, the gate's numbers are the
+arena's on the same deals, a candidate is kept exactly when the gate says so, and a rerun resumes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from pasur.game.cards import Deck
+from pasur.hidden import policy_selfplay as sp
+from pasur.hidden.arena import pair_measures
+from pasur.hidden.duplicate import play_duplicates
+from pasur.hidden.policy import DEFAULT_WEIGHTS, PolicyAgent, PolicyModel, default_policy
+from pasur.hidden.policy_train import replay
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("selfplay")
+    rows = sp.run_selfplay(out, generations=2, games=10, gate_deals=12, seed=500, gate_seed=600)
+    return out, rows
+
+
+def _same(a: PolicyModel, b: PolicyModel) -> bool:
+    sa, sb = a.net.state_dict(), b.net.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_the_games_are_the_search_with_the_incumbents_prior(run):
+    """Every decision of a ``selfplay`` seat in generation 1: the stored margins are the search's
+    (with the shipped network as prior) and the move is the one that agent chooses."""
+    out, _ = run
+    data = dict(np.load(sorted((out / "gen-01" / "games").glob("selfplay-*.npz"))[0]))
+    agent = sp.search_agent(default_policy(), sample_seed=0)
+    at, checked = 0, 0
+    for j in range(3):
+        seats = data["seats"][j]
+        steps = list(replay(data["decks"][j], data["moves"][j]))
+        for k, (info, mover) in enumerate(steps[:-1]):
+            n = int(data["qcount"][j][k])
+            if seats[mover] == "selfplay":
+                assert n == len(info.legal_actions())
+                stored = data["qvals"][at : at + n]
+                [values], [action] = agent.decide_batch([info])
+                assert np.allclose(stored, [v for _, v in values], atol=1e-5)
+                assert (action.card, action.captured) == tuple(data["moves"][j][k])
+                checked += 1
+            else:
+                assert n == 0
+            at += n
+    assert checked > 20
+
+
+def test_the_gate_is_the_arenas_measure_on_the_same_deals(run):
+    out, rows = run
+    start = PolicyModel.load(DEFAULT_WEIGHTS)
+    cand = PolicyModel.load(out / "gen-01" / "candidate.pt")
+    decks = [Deck.from_seed(600 + i) for i in range(12)]
+    records = play_duplicates(decks, PolicyAgent(cand, name="c"), PolicyAgent(start, name="s"))
+    m = pair_measures("candidate", "incumbent", records)
+    g = rows[0]["gate"]
+    assert (g["margin"], g["ci95"], g["deals"], g["seeds"]) == (m["margin"], m["ci95"], 12, "600..611")
+    se = m["sd"] / 12**0.5
+    assert g["kept"] == (se > 0 and m["margin"] / se >= sp.GATE_Z)
+    assert rows[1]["gate"]["seeds"] == "612..623" and rows[1]["games"] == "seeds 510..519"
+
+
+def test_a_network_against_itself_is_not_kept():
+    """Duplicate deals cancel the cards: the same deterministic network on both sides ties every deal."""
+    model = default_policy()
+    g = sp.gate(model, model, deals=6, seed=700)
+    assert g["margin"] == 0 and g["sd"] == 0 and not g["kept"]
+
+
+def test_the_final_weights_are_the_last_kept_candidate(run):
+    out, rows = run
+    kept = [r["generation"] for r in rows if r["gate"]["kept"]]
+    want = PolicyModel.load(out / f"gen-{kept[-1]:02d}" / "candidate.pt") if kept else default_policy()
+    assert _same(PolicyModel.load(out / "policy-weights.pt"), want)
+    assert rows[1]["against_generation"] == (1 if rows[0]["gate"]["kept"] else 0)
+    card = json.loads((out / "policy-weights.card.json").read_text())
+    assert card["fit"]["generation"] == (kept[-1] if kept else 0)
+    assert rows == json.loads((out / "generations.json").read_text())
+
+
+def test_a_rerun_resumes_without_playing_again(run):
+    out, rows = run
+    chunks = sorted(out.glob("gen-*/games/*.npz"))
+    stamps = [p.stat().st_mtime_ns for p in chunks]
+    again = sp.run_selfplay(out, generations=2, games=10, gate_deals=12, seed=500, gate_seed=600)
+    assert again == rows
+    assert [p.stat().st_mtime_ns for p in chunks] == stamps
