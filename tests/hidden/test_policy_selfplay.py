@@ -94,3 +94,36 @@ def test_a_rerun_resumes_without_playing_again(run):
     again = sp.run_selfplay(out, generations=2, games=10, gate_deals=12, seed=500, gate_seed=600)
     assert again == rows
     assert [p.stat().st_mtime_ns for p in chunks] == stamps
+
+
+def test_an_agent_spec_names_a_weights_file(tmp_path):
+    """``SPEC@FILE``: the policy, and the search's prior, are that file's network."""
+    from pasur.common.errors import PasurInputError
+    from pasur.hidden.game import HiddenGame
+    from pasur.hidden.policy import PolicyNet
+    from pasur.hidden.registry import make_agent
+
+    torch.manual_seed(3)
+    other = PolicyModel(PolicyNet())
+    path = tmp_path / "w.pt"
+    other.save(path)
+    agent, combo = make_agent(f"policy@{path}"), make_agent(f"ispimc:3:infer:pl0.5@{path}")
+    assert agent.name == f"policy@{path}" and _same(agent.model, other) and _same(combo.policy, other)
+    game, differs = HiddenGame(Deck.from_seed(4)), 0
+    while not game.is_terminal:
+        info = game.observation(game.mover)
+        mine = agent.choose(info)
+        assert mine == PolicyAgent(other).choose(info)
+        differs += mine != PolicyAgent(default_policy()).choose(info)
+        game.apply(mine)
+    assert differs > 0
+    for bad, says in [
+        (f"pimc:3@{path}", "only for policy and a search with"),
+        ("policy@/no/such.pt", "no weights file"),
+        (f"greedy@{path}", "only for policy"),
+    ]:
+        with pytest.raises(PasurInputError, match=says):
+            make_agent(bad)
+    path.write_bytes(path.read_bytes() + b"x")  # no longer the file its card describes
+    with pytest.raises(PasurInputError, match="does not match its card"):
+        make_agent(f"policy@{path}")

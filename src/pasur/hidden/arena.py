@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -137,7 +138,9 @@ def seated_agent(name: str, sample_seed: int, device: str, shared: dict[str, obj
 
 
 def pair_slug(a: str, b: str) -> str:
-    return f"{a}__vs__{b}".replace(":", "-")
+    """A pair's folder name: the specs with ``:`` and any other character a file name should
+    not hold (``/`` and ``@`` of a weights file) as ``-``."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", f"{a}__vs__{b}")
 
 
 def deck_of(seed: int) -> Deck:

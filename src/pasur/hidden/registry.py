@@ -254,8 +254,33 @@ __doc__ = (__doc__ or "").replace("{agents}", "\n".join(f"- {row.help}" for row 
 
 
 def make_agent(spec: str, *, seed: int = 0, device: str = "cpu") -> HiddenAgent:
-    """The agent named by ``spec`` (see the module docstring); ``seed`` seeds what it samples."""
-    row = _BY_NAME.get(_kind(spec))
+    """The agent named by ``spec`` (see the module docstring); ``seed`` seeds what it samples.
+    ``SPEC@FILE``: the policy network of ``policy`` or of a search with its options (``:pl``,
+    ``:pv``, ``:top``, ``:popp``) is the weights file ``FILE`` (with its card) instead of the
+    shipped one, so that two generations of the network can meet in the arena."""
+    base, at, weights = spec.partition("@")
+    row = _BY_NAME.get(_kind(base))
     if row is None:
         raise PasurInputError(f"unknown agent {spec!r} (choose from {AGENT_HELP})")
-    return row.build(spec, spec.strip().split(":")[1:], seed, device)
+    agent = row.build(base, base.strip().split(":")[1:], seed, device)
+    if not at:
+        return agent
+    return _with_weights(agent, spec, weights.strip(), device)
+
+
+def _with_weights(agent: HiddenAgent, spec: str, weights: str, device: str) -> HiddenAgent:
+    """``agent`` with the policy network of the file ``weights``, named ``spec``."""
+    from pathlib import Path
+
+    from pasur.hidden.policy import PolicyAgent, PolicyModel
+
+    slot = "model" if isinstance(agent, PolicyAgent) else "policy" if hasattr(agent, "policy") else None
+    if slot is None:
+        raise PasurInputError(f"agent {spec!r}: @FILE names the policy network's weights: only for policy "
+                              "and a search with :pl, :pv, :top or :popp")  # fmt: skip
+    if not weights or not Path(weights).is_file():
+        raise PasurInputError(f"agent {spec!r}: no weights file {weights!r}")
+    model = PolicyModel.load(weights, device)  # refuses, in one line, a file its card does not match
+    setattr(agent, slot, model)
+    agent.name = spec.strip()
+    return agent
