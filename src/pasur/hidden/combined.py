@@ -188,7 +188,7 @@ class CombinedAgent(PIMCAgent):
         """The margins (:meth:`values_batch`) and the actions played (:meth:`choose_batch`), from
         one search."""
         values, scores, evals = self._blend(infos, with_evals=True)
-        return values, self._pick(scores, infos, evals)
+        return values, self._pick(scores, evals)
 
     def choose_batch(self, infos: Sequence[InfoState]) -> list[Action]:
         return self.decide_batch(infos)[1]
@@ -219,7 +219,7 @@ class CombinedAgent(PIMCAgent):
             scores.append([(a, float(x)) for (a, _), x in zip(v, s, strict=True)])
         return (margins, scores, evals) if with_evals else (margins, scores)
 
-    def _pick(self, scores, infos, evals) -> list[Action]:
+    def _pick(self, scores, evals) -> list[Action]:
         """The best score of each decision, among the network's ``top`` most probable actions
         when ``:topN`` asks (first on ties)."""
         out = []
