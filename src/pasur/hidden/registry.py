@@ -12,7 +12,8 @@ With the policy-value network (:mod:`pasur.hidden.combined`): ``:pvL`` (add L ti
 action value to the search's, then divide by 1 + L), ``:plL`` (add L times the log of its
 probability), ``:topN`` (choose among its N most probable actions only), ``:popp`` or ``:poppT``
 (weigh the worlds by the opponent's moves of this round under the network, log-likelihood times T;
-not with ``:infer`` or ``:belief``).
+not with ``:infer`` or ``:belief``). ``SPEC@FILE`` gives ``policy`` or such a search another
+policy network's weights file (a self-play generation: ``policy@runs/selfplay/policy-weights.pt``).
 
 >>> make_agent("pimc:30").name, make_agent("heuristic").name
 ('pimc:30', 'heuristic')
