@@ -187,21 +187,21 @@ class CombinedAgent(PIMCAgent):
     def decide_batch(self, infos: Sequence[InfoState]) -> tuple[list[list[tuple[Action, float]]], list[Action]]:
         """The margins (:meth:`values_batch`) and the actions played (:meth:`choose_batch`), from
         one search."""
-        values, scores, evals = self._blend(infos, with_evals=True)
+        values, scores, evals = self._blend(infos, for_choice=True)
         return values, self._pick(scores, evals)
 
     def choose_batch(self, infos: Sequence[InfoState]) -> list[Action]:
         return self.decide_batch(infos)[1]
 
-    def _blend(self, infos: Sequence[InfoState], with_evals: bool = False):
-        """The search's values, and from them the margins and the scores; with ``with_evals``
-        also the network's outputs by decision (those with more than one legal action)."""
+    def _blend(self, infos: Sequence[InfoState], for_choice: bool = False):
+        """The margins, the scores and the network's outputs by decision (those with more than
+        one legal action; evaluated only when a weight, or ``:top`` for a choice, reads them)."""
         vals = super().values_batch(infos)
         todo = [i for i, v in enumerate(vals) if len(v) > 1]
-        need = self.value_weight or self.logp_weight or (with_evals and self.top)
+        need = self.value_weight or self.logp_weight or (for_choice and self.top)
         evals = dict(zip(todo, self.policy.evaluate([infos[i] for i in todo]), strict=True)) if need else {}
         if not (self.value_weight or self.logp_weight):
-            return (vals, vals, evals) if with_evals else (vals, vals)
+            return vals, vals, evals
         margins, scores = [], []
         for i, v in enumerate(vals):
             if i not in evals:
@@ -217,7 +217,7 @@ class CombinedAgent(PIMCAgent):
             s = m + self.logp_weight * np.log(np.maximum(p, 1e-12))
             margins.append([(a, float(x)) for (a, _), x in zip(v, m, strict=True)])
             scores.append([(a, float(x)) for (a, _), x in zip(v, s, strict=True)])
-        return (margins, scores, evals) if with_evals else (margins, scores)
+        return margins, scores, evals
 
     def _pick(self, scores, evals) -> list[Action]:
         """The best score of each decision, among the network's ``top`` most probable actions

@@ -132,8 +132,8 @@ def run_selfplay(
             continue
         say(f"generation {g}: {games:,} games of the search with generation {incumbent_gen}'s network as its prior")
         t0 = time.perf_counter()
-        _generation_games(folder, g, games, seed, sample_seed, incumbent, device,
-                          (lambda d, t, g=g: on_games(g, d, t)) if on_games else None)  # fmt: skip
+        mine = _generation_games(folder, g, games, seed, sample_seed, incumbent, device,
+                                 (lambda d, t, g=g: on_games(g, d, t)) if on_games else None)  # fmt: skip
         window = [out / f"gen-{h:02d}" for h in range(max(1, g - WINDOW + 1), g + 1)]
         played = load_games([p for w in window for p in sorted((w / "games").glob("selfplay-*.npz"))])
         say(f"generation {g}: training on the games of generations {max(1, g - WINDOW + 1)} to {g}")
@@ -143,7 +143,7 @@ def run_selfplay(
                               on_epoch=(lambda e, r, g=g: on_epoch(g, e, r)) if on_epoch else None)  # fmt: skip
         say(f"generation {g}: the candidate against generation {incumbent_gen}'s network, {gate_deals:,} deals")
         result = gate(model, incumbent, gate_deals, gate_seed + (g - 1) * gate_deals)
-        games_seconds = float(load_games(sorted((folder / "games").glob("selfplay-*.npz")))["seconds"])
+        games_seconds = sum(float(np.load(p)["seconds"]) for p in mine)  # one member of each chunk, not its games
         row = {
             "generation": g,
             "against_generation": incumbent_gen,

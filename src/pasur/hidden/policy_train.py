@@ -259,11 +259,12 @@ def train(
     torch.manual_seed(seed)
     tr, va = split_by_game(data["game"], seed)
     dev = torch.device(device)
-    net = PolicyNet(hidden).to(dev)
     if start is not None:
         hidden = start.hidden
         net = PolicyNet(start.hidden, start.action_hidden).to(dev)
         net.load_state_dict(start.state_dict())
+    else:
+        net = PolicyNet(hidden).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
     state, g = resume(checkpoint, net, opt, seed, len(tr))
     for epoch in range(state["epoch"], epochs):
