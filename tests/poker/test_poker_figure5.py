@@ -239,3 +239,54 @@ def test_the_reference_is_cfr_on_its_class_space(tmp_path, classes):
         core.iterate(n - core.iteration)
         ours.solver.iterate(n - ours.solver.iteration)
         assert ours.exploitability() == pytest.approx(exploitability(engine, core.average_policy()), abs=1e-10), n
+
+
+def test_figure5_on_ray_matches_the_local_run(ray_here, tmp_path, monkeypatch):
+    """``--engine ray``: each method a Ray task writing its checkpoint into ``--out``; the same
+    exploitabilities as the methods run one after another here, bit for bit, and no file of the
+    driver's left behind. ``--address`` without the ray engine, or an unknown engine, is refused
+    in one line before any folder is made."""
+    args = ("--iterations", "4", "--configs", "1", "--classes", "strength", "--json", "-q")
+    local = run(*args, "--out", str(tmp_path / "local"))
+    assert local.exit_code == 0, local.output
+    from pasur.common import raytasks
+
+    sent, real = [], raytasks.run_bounded
+
+    def run_bounded(submit, items, *a, **k):
+        sent.extend(items)
+        return real(submit, items, *a, **k)
+
+    monkeypatch.setattr(raytasks, "run_bounded", run_bounded)
+    r = run(*args, "--out", str(tmp_path / "ray"), "--engine", "ray", "--workers", "2")
+    assert r.exit_code == 0, r.output
+    assert sorted(sent) == sorted(("embedding", "ehs-1", "paemd-1", "krwemd-1", "reference"))  # Ray tasks ran them
+    assert json.loads(r.stdout)["final_mbg"] == json.loads(local.stdout)["final_mbg"]
+    rows = {}
+    for k in ("local", "ray"):
+        table = csv.DictReader((tmp_path / k / "figure5.csv").open())
+        rows[k] = [(x["method"], x["iteration"], x["exploitability_chips"]) for x in table]
+    assert rows["ray"] == rows["local"] and len(rows["ray"]) == 5 * 3
+    assert sorted(p.name for p in (tmp_path / "ray" / "checkpoints").iterdir()) == sorted(
+        f"{m}.pt" for m in ("embedding", "ehs-1", "paemd-1", "krwemd-1", "reference")
+    )
+    for bad in (["--address", "auto"], ["--engine", "spark"]):
+        r = run("--iterations", "2", "--out", str(tmp_path / "x"), *bad)
+        assert r.exit_code == 2 and r.stderr.startswith("error: ") and len(r.stderr.strip().splitlines()) == 1, bad
+        assert "--address" in r.stderr or "--engine" in r.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_ray_task_that_cannot_see_the_drivers_folder_refuses_to_run(tmp_path):
+    """On a cluster ``--out`` must be shared: a task that does not find the driver's file there
+    says so in one line, naming its node, and runs nothing."""
+    import socket
+
+    from pasur.common.errors import PasurInputError
+    from pasur.poker.experiments.checkpoints import _advance_ray
+
+    ran = []
+    args = ("numeral211-tiny", "ehs-1", 4, tmp_path, "cpu")
+    with pytest.raises(PasurInputError, match="not the driver's folder") as e:
+        _advance_ray(lambda *a, **k: ran.append(a), args, str(tmp_path / "checkpoints" / ".ray-driver-x"), None)
+    assert socket.gethostname() in str(e.value) and "\n" not in str(e.value) and not ran

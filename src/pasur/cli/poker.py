@@ -15,7 +15,16 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn
 
-from pasur.cli.common import DeviceOpt, JsonOpt, OverwriteOpt, QuietOpt, command, progress_display, refuse_unless
+from pasur.cli.common import (
+    AddressOpt,
+    DeviceOpt,
+    JsonOpt,
+    OverwriteOpt,
+    QuietOpt,
+    command,
+    progress_display,
+    refuse_unless,
+)
 from pasur.common.errors import PasurInputError
 
 poker_app = typer.Typer(
@@ -452,8 +461,20 @@ def experiment(
     iterations: Annotated[int, typer.Option("--iterations", min=1, max=10_000_000, help="Iterations to run.")] = 1000,
     out: Annotated[Path | None, typer.Option("--out", help="Folder of the outputs (created; rerun to resume).")] = None,
     workers: Annotated[
-        int, typer.Option("--workers", min=1, max=4096, help="Methods or runs at once (worker processes).")
+        int,
+        typer.Option(
+            "--workers", min=1, max=4096, help="Methods or runs at once (worker processes, or the CPUs of a local Ray)."
+        ),
     ] = 1,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="local (in turn, or --workers processes) or ray (each method a Ray task: Ray here, or the cluster "
+            "at --address, with --out on a filesystem every node mounts).",
+        ),
+    ] = "local",
+    address: AddressOpt = None,
     sample_seed: Annotated[int, typer.Option("--sample-seed", min=0, help="Seed of everything sampled.")] = 0,
     configs: Annotated[
         int | None,
@@ -499,6 +520,7 @@ def experiment(
     (1000 x chips per game / the game's big blind; docs/conventions.md)."""
     from pasur.common.outputs import prepare_resumable_dir
     from pasur.poker import experiments as ex
+    from pasur.poker.experiments.checkpoints import check_engine
 
     if listing:
         for n in ex.names():
@@ -517,6 +539,7 @@ def experiment(
         if v is not None
     }
     spec.check_options(options)  # refused here, before any folder is made
+    check_engine(engine, address)
     _game(game)
     prepare_resumable_dir(out, list(spec.outputs))
     with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
@@ -525,7 +548,9 @@ def experiment(
         def report(done: int, total: int, note: str) -> None:
             progress.update(task, completed=done, total=total, description=f"{name}: {note}" if note else name)
 
-        run = ex.ExperimentRun(game, iterations, out, device or "cpu", workers, sample_seed, options, report)
+        run = ex.ExperimentRun(
+            game, iterations, out, device or "cpu", workers, sample_seed, options, report, engine, address
+        )
         summary = spec.run(run)
     if as_json:
         typer.echo(json.dumps(summary, indent=1))

@@ -28,7 +28,9 @@ MODULES: tuple[str, ...] = ("bufp", "figure5", "lossless")
 class ExperimentRun:
     """What the user asked for. ``progress(done, total, note)`` reports progress (may be a no-op);
     ``workers`` > 1 runs that many methods at once, each in a local worker process that ends with
-    its driver (:func:`pasur.poker.experiments.checkpoints.run_methods`)."""
+    its driver; ``engine="ray"`` makes each method a Ray task instead, on a Ray instance of our own
+    with ``workers`` CPUs or on the cluster at ``address``
+    (:func:`pasur.poker.experiments.checkpoints.run_methods`)."""
 
     game: str
     iterations: int
@@ -38,6 +40,8 @@ class ExperimentRun:
     seed: int = 0
     options: dict = field(default_factory=dict)
     progress: Callable[[int, int, str], None] = lambda done, total, note: None
+    engine: str = "local"
+    address: str | None = None
 
 
 #: the poker experiments, by name

@@ -1,11 +1,14 @@
 """Checkpoints of an experiment's runs, one file per method under ``OUT/checkpoints/``, and the
-runner that advances methods to them (in turn, or in processes side by side): what makes the long
-experiments resumable and extendable (a larger ``--iterations`` goes on from the last)."""
+runner that advances methods to them (in turn, in processes side by side, or as Ray tasks): what
+makes the long experiments resumable and extendable (a larger ``--iterations`` goes on from the
+last)."""
 
 from __future__ import annotations
 
 import os
 import queue
+import secrets
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -17,6 +20,18 @@ from pasur.common.errors import PasurInputError
 from pasur.common.outputs import atomic_path
 
 CHECKPOINTS = "checkpoints"
+#: how the methods of a run are advanced (``--engine``): ``local`` (one after another in this
+#: process, or ``--workers`` processes side by side) or ``ray`` (one Ray task each, here or on a
+#: cluster: :func:`run_methods`)
+ENGINES = ("local", "ray")
+
+
+def check_engine(engine: str, address: str | None) -> str:
+    if engine not in ENGINES:
+        raise PasurInputError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if address is not None and engine != "ray":
+        raise PasurInputError("--address needs --engine ray")
+    return engine
 
 
 def checkpoint_path(out: Path, method: str) -> Path:
@@ -116,8 +131,9 @@ def run_methods(run, methods, advance: Callable[..., dict], *extra, label: str =
 
     ``advance(game, method, iterations, out, device, *extra, report=, threads=)`` runs or resumes
     one method (a module-level function, so that a worker process can import it). With
-    ``run.workers > 1`` methods run side by side in processes, one torch thread each; otherwise
-    one after another with the command's threads. Progress is iterations done over all methods."""
+    ``run.engine == "ray"`` each method is a Ray task (:func:`_run_ray`); otherwise, with
+    ``run.workers > 1``, methods run side by side in processes, one torch thread each, or one
+    after another with the command's threads. Progress is iterations done over all methods."""
     total = run.iterations * len(methods)
     cks = {m: load_checkpoint(run.out, run.game, m, run.iterations) for m in methods}
     done = {m: ck["iteration"] if ck else 0 for m, ck in cks.items()}
@@ -126,7 +142,9 @@ def run_methods(run, methods, advance: Callable[..., dict], *extra, label: str =
         run.progress(sum(done.values()), total, f"{run.game}: {label or f'{len(methods)} methods'}")
 
     show()
-    if run.workers > 1 and len(methods) > 1:
+    if getattr(run, "engine", "local") == "ray":
+        _run_ray(run, methods, advance, extra, done, show)
+    elif run.workers > 1 and len(methods) > 1:
         import multiprocessing as mp
         from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -197,6 +215,94 @@ def _advance_reporting(advance: Callable[..., dict], args: tuple) -> str:
 
     def report(n: int) -> None:
         _REPORTS.put((method, n))
+
+    advance(*args, report=report)
+    return method
+
+
+#: a Ray task reports its iterations at most this often (seconds), and at its last
+RAY_REPORT_EVERY_S = 0.5
+
+
+def _run_ray(run, methods, advance: Callable[..., dict], extra: tuple, done: dict, show: Callable[[], None]) -> None:
+    """Each method one Ray task (one CPU; one GPU as well on a CUDA device), on a Ray instance of
+    our own with ``run.workers`` CPUs or on the cluster at ``run.address`` (every CPU it has).
+
+    The tasks write their checkpoints into ``run.out`` themselves, as the local workers do, so on
+    a cluster ``--out`` must be a folder every node mounts (a shared filesystem, as Ray Tune asks
+    of multi-node runs): each task first looks for a file the driver wrote under
+    ``checkpoints/`` and fails in one line naming its node when it cannot see it. Tasks report
+    their iterations through a Ray queue; Ctrl-C or an error cancels the tasks still running."""
+    import ray
+    from ray.exceptions import RayError
+    from ray.util.queue import Queue
+
+    from pasur.common import raytasks
+
+    address = getattr(run, "address", None)
+    gpus = 1.0 if str(run.device).startswith("cuda") else 0.0
+    marker = run.out / CHECKPOINTS / f".ray-driver-{secrets.token_hex(8)}"
+    marker.parent.mkdir(exist_ok=True)
+    marker.write_text(f"written by the driver on {socket.gethostname()}, removed when it ends\n")
+    try:
+        with raytasks.session(address, None if address is not None else run.workers):
+            reports = Queue()
+            task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=0)(_advance_ray)
+            limit = raytasks.capacity(gpus) if address is not None else run.workers
+
+            def submit(method: str):
+                args = (run.game, method, run.iterations, run.out, run.device, *extra)
+                return task.remote(advance, args, str(marker), reports)
+
+            def failed(method: str, error: BaseException, submitted: float) -> None:
+                cause = getattr(error, "cause", None)
+                if isinstance(cause, PasurInputError):
+                    raise PasurInputError(str(cause)) from None
+                raise PasurInputError(f"{method} failed on Ray: {raytasks.error_message(error)}") from None
+
+            def in_flight(n: int) -> None:
+                done.update(_drain_ray(reports))
+                show()
+
+            try:
+                raytasks.run_bounded(submit, list(methods), max(1, limit), lambda m, r: None,
+                                     failed=failed, in_flight=in_flight)  # fmt: skip
+                done.update(_drain_ray(reports))
+                show()
+            finally:
+                reports.shutdown()
+    except RayError as e:  # Ray itself failed (a lost node, the queue's actor): one line
+        raise PasurInputError(f"Ray: {raytasks.error_message(e)}") from None
+    finally:
+        marker.unlink(missing_ok=True)
+
+
+def _drain_ray(reports) -> dict[str, int]:
+    """The latest iteration count each method reported through the Ray queue since the last drain."""
+    latest: dict[str, int] = {}
+    n = reports.qsize()
+    if n:
+        for method, k in reports.get_nowait_batch(n):
+            latest[method] = k
+    return latest
+
+
+def _advance_ray(advance: Callable[..., dict], args: tuple, marker: str, reports) -> str:
+    """A Ray task: check that ``--out`` is the driver's folder, then ``advance`` one method, its
+    iterations reported through ``reports`` at most every :data:`RAY_REPORT_EVERY_S`."""
+    method, iterations, out = args[1], args[2], args[3]
+    if not Path(marker).is_file():
+        raise PasurInputError(
+            f"--out {out} is not the driver's folder on Ray node {socket.gethostname()}: with --address, give a "
+            "folder on a filesystem every node mounts"
+        )
+    last = [0.0]
+
+    def report(n: int) -> None:
+        now = time.monotonic()
+        if n >= iterations or now - last[0] >= RAY_REPORT_EVERY_S:
+            reports.put_nowait((method, n))
+            last[0] = now
 
     advance(*args, report=report)
     return method
