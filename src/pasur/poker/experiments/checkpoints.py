@@ -242,10 +242,10 @@ def _run_ray(run, methods, advance: Callable[..., dict], extra: tuple, done: dic
     address = getattr(run, "address", None)
     gpus = 1.0 if str(run.device).startswith("cuda") else 0.0
     marker = run.out / CHECKPOINTS / f".ray-driver-{secrets.token_hex(8)}"
-    marker.parent.mkdir(exist_ok=True)
-    marker.write_text(f"written by the driver on {socket.gethostname()}, removed when it ends\n")
     try:
         with raytasks.session(address, None if address is not None else run.workers):
+            marker.parent.mkdir(exist_ok=True)
+            marker.write_text(f"written by the driver on {socket.gethostname()}, removed when it ends\n")
             reports = Queue()
             task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=0)(_advance_ray)
             limit = raytasks.capacity(gpus) if address is not None else run.workers
