@@ -518,6 +518,7 @@ def experiment(
     """Run one of the poker papers' experiments (BUFP, Embedding CFR): PNG, CSV and Markdown into
     --out, resumable; prints its tables. Exploitability is NashConv / 2, in chips per game or mb/g
     (1000 x chips per game / the game's big blind; docs/conventions.md)."""
+    from pasur.common.device import resolve_device
     from pasur.common.outputs import prepare_resumable_dir
     from pasur.poker import experiments as ex
     from pasur.poker.experiments.checkpoints import check_engine
@@ -540,6 +541,7 @@ def experiment(
     }
     spec.check_options(options)  # refused here, before any folder is made
     check_engine(engine, address)
+    device = str(resolve_device(device or "cpu"))  # auto made concrete; CUDA that torch cannot see refused
     _game(game)
     prepare_resumable_dir(out, list(spec.outputs))
     with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
@@ -548,9 +550,7 @@ def experiment(
         def report(done: int, total: int, note: str) -> None:
             progress.update(task, completed=done, total=total, description=f"{name}: {note}" if note else name)
 
-        run = ex.ExperimentRun(
-            game, iterations, out, device or "cpu", workers, sample_seed, options, report, engine, address
-        )
+        run = ex.ExperimentRun(game, iterations, out, device, workers, sample_seed, options, report, engine, address)
         summary = spec.run(run)
     if as_json:
         typer.echo(json.dumps(summary, indent=1))

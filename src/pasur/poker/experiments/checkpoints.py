@@ -5,6 +5,7 @@ last)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import secrets
@@ -226,7 +227,9 @@ RAY_REPORT_EVERY_S = 0.5
 
 def _run_ray(run, methods, advance: Callable[..., dict], extra: tuple, done: dict, show: Callable[[], None]) -> None:
     """Each method one Ray task (one CPU; one GPU as well on a CUDA device), on a Ray instance of
-    our own with ``run.workers`` CPUs or on the cluster at ``run.address`` (every CPU it has).
+    our own with ``run.workers`` CPUs or on the cluster at ``run.address`` (every CPU it has, or
+    ``run.workers`` tasks at once when that is more than 1). One method that fails ends the run
+    (the others are cancelled; a rerun resumes every method from its checkpoint).
 
     The tasks write their checkpoints into ``run.out`` themselves, as the local workers do, so on
     a cluster ``--out`` must be a folder every node mounts (a shared filesystem, as Ray Tune asks
@@ -241,23 +244,38 @@ def _run_ray(run, methods, advance: Callable[..., dict], extra: tuple, done: dic
 
     address = getattr(run, "address", None)
     gpus = 1.0 if str(run.device).startswith("cuda") else 0.0
-    marker = run.out / CHECKPOINTS / f".ray-driver-{secrets.token_hex(8)}"
+    # Ray gives each task its GPU as the only one it sees, so a task names it plainly
+    device = "cuda" if gpus else run.device
+    out = Path(run.out).resolve()  # a worker's own working folder is not the driver's
+    marker = out / CHECKPOINTS / f".ray-driver-{secrets.token_hex(8)}"
     try:
         with raytasks.session(address, None if address is not None else run.workers):
+            if gpus and ray.cluster_resources().get("GPU", 0) < gpus:
+                where = f"the Ray cluster at {address}" if address is not None else "this machine's Ray"
+                raise PasurInputError(f"--device {run.device} asks each Ray task for a GPU, and {where} has none")
             marker.parent.mkdir(exist_ok=True)
             marker.write_text(f"written by the driver on {socket.gethostname()}, removed when it ends\n")
-            reports = Queue()
+            reports = Queue(actor_options={"num_cpus": 0})
             task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=0)(_advance_ray)
-            limit = raytasks.capacity(gpus) if address is not None else run.workers
+            if address is None:
+                limit = run.workers
+            else:  # the cluster's CPUs (or GPUs), capped by --workers when it is given
+                limit = raytasks.capacity(gpus) if run.workers == 1 else min(run.workers, raytasks.capacity(gpus))
 
             def submit(method: str):
-                args = (run.game, method, run.iterations, run.out, run.device, *extra)
+                args = (run.game, method, run.iterations, out, device, *extra)
                 return task.remote(advance, args, str(marker), reports)
 
             def failed(method: str, error: BaseException, submitted: float) -> None:
                 cause = getattr(error, "cause", None)
                 if isinstance(cause, PasurInputError):
                     raise PasurInputError(str(cause)) from None
+                node = getattr(error, "ip", None) or "?"
+                if cause is not None:
+                    first = (str(cause).strip().splitlines() or [""])[0]
+                    raise PasurInputError(
+                        f"{method} failed on Ray node {node}: {type(cause).__name__}: {first}"
+                    ) from None
                 raise PasurInputError(f"{method} failed on Ray: {raytasks.error_message(error)}") from None
 
             def in_flight(n: int) -> None:
@@ -270,7 +288,8 @@ def _run_ray(run, methods, advance: Callable[..., dict], extra: tuple, done: dic
                 done.update(_drain_ray(reports))
                 show()
             finally:
-                reports.shutdown()
+                with contextlib.suppress(Exception):  # never hide the error that ended the loop
+                    reports.shutdown(force=True)
     except RayError as e:  # Ray itself failed (a lost node, the queue's actor): one line
         raise PasurInputError(f"Ray: {raytasks.error_message(e)}") from None
     finally:
