@@ -148,3 +148,21 @@ def test_a_session_that_starts_ray_stops_it_even_on_an_error(monkeypatch):
     with pytest.raises(KeyError), raytasks.session(None, 2):
         raise KeyError("the work failed")
     assert calls == ["init", "shutdown", "init", "shutdown"]
+
+
+def test_tasks_asking_for_gpus_that_ray_lacks_are_refused(ray_here):
+    """Ray would keep such tasks waiting for ever, and say so only in a log the driver hides."""
+    assert ray_here.cluster_resources().get("GPU", 0) == 0  # the test fixture's Ray: two CPUs only
+    raytasks.require_gpus(0.0, None)  # CPU tasks are fine
+    with pytest.raises(PasurInputError, match="this machine's Ray has fewer"):
+        raytasks.require_gpus(1.0, None)
+
+
+def test_a_task_error_is_said_by_what_the_task_raised(ray_here):
+    """A task's own error, not its process title, which is all the Ray error's first line holds."""
+    task = _remote(ray_here, "fail_on_2")
+    failures = []
+    raytasks.run_bounded(task.remote, [2], 1, lambda x, r: None,
+                         failed=lambda x, e, submitted: failures.append(raytasks.error_message(e)))  # fmt: skip
+    [message] = failures
+    assert message == "RayTaskError(ValueError): two is refused", message

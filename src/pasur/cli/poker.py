@@ -520,8 +520,9 @@ def experiment(
     (1000 x chips per game / the game's big blind; docs/conventions.md)."""
     from pasur.common.device import resolve_device
     from pasur.common.outputs import prepare_resumable_dir
+    from pasur.common.raytasks import check_engine
     from pasur.poker import experiments as ex
-    from pasur.poker.experiments.checkpoints import check_engine
+    from pasur.poker.experiments.checkpoints import ENGINES
 
     if listing:
         for n in ex.names():
@@ -540,7 +541,7 @@ def experiment(
         if v is not None
     }
     spec.check_options(options)  # refused here, before any folder is made
-    check_engine(engine, address)
+    check_engine(engine, address, ENGINES)
     device = str(resolve_device(device or "cpu"))  # auto made concrete; CUDA that torch cannot see refused
     _game(game)
     prepare_resumable_dir(out, list(spec.outputs))

@@ -26,9 +26,31 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 def error_message(e: BaseException) -> str:
-    """``Type: first line`` of a Ray error (its messages carry whole remote tracebacks)."""
-    first = str(e).strip().splitlines()
+    """``Type: first line`` of a Ray error (its messages carry whole remote tracebacks); for a
+    task that raised, the first line of what it raised (the error's own first line is only the
+    task's process title)."""
+    cause = getattr(e, "cause", None)
+    first = str(cause if isinstance(cause, BaseException) else e).strip().splitlines()
     return f"{type(e).__name__}: {first[0] if first else ''}".strip()
+
+
+def check_engine(engine: str, address: str | None, engines: tuple[str, ...]) -> str:
+    """``--engine`` one of ``engines``; ``--address`` only with ``ray``."""
+    if engine not in engines:
+        raise PasurInputError(f"unknown --engine {engine!r} (choose from {', '.join(engines)})")
+    if address is not None and engine != "ray":
+        raise PasurInputError("--address needs the ray engine")
+    return engine
+
+
+def require_gpus(gpus_per_task: float, address: str | None) -> None:
+    """Refuse tasks asking for GPUs that the Ray joined has none of: Ray would keep them waiting
+    for ever, silently (its warning goes to a log the driver does not show)."""
+    import ray
+
+    if gpus_per_task > 0 and ray.cluster_resources().get("GPU", 0) < gpus_per_task:
+        where = f"the Ray cluster at {address}" if address is not None else "this machine's Ray"
+        raise PasurInputError(f"each task asks for {gpus_per_task:g} GPU(s), and {where} has fewer")
 
 
 #: where Ray (2.60) looks for the token of a cluster with token authentication

@@ -349,12 +349,9 @@ def run_arena(
     ``spec`` must be; it is written into ``arena.json`` and ``results.json``.
     ``on_start(chunks to run, chunks skipped)``, ``on_chunk(chunk result)`` report progress."""
     spec.check()
-    if engine not in ENGINES:
-        raise PasurInputError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
+    raytasks.check_engine(engine, address, ENGINES)
     if workers is not None and workers < 1:
         raise PasurInputError(f"--workers must be at least 1, got {workers}")
-    if address is not None and engine != "ray":
-        raise PasurInputError("--address needs the ray engine")
     out = prepare_resumable_dir(out, marker=SPEC_FILE)
     t0 = time.perf_counter()
     with folder_lock(out, "arena"):

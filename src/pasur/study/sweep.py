@@ -388,6 +388,7 @@ def _run_ray(
         run.settle(nd, {"ok": False, "error": raytasks.error_message(e), "started": submitted, "finished": time.time()})
 
     with raytasks.session(address, workers):
+        raytasks.require_gpus(gpus, address)
         task = ray.remote(run_one).options(num_cpus=1, num_gpus=gpus, max_retries=0)
         job_json = job.to_json()
         raytasks.run_bounded(
@@ -418,12 +419,9 @@ def sweep(
     gets a first summary (decks to run, skipped) before the first deck starts."""
     job.check()
     check_decks(decks)
-    if engine not in ENGINES:
-        raise PasurInputError(f"unknown engine {engine!r} (choose from {', '.join(ENGINES)})")
+    raytasks.check_engine(engine, address, ENGINES)
     if workers is not None and workers < 1:
         raise PasurInputError(f"--workers must be at least 1, got {workers}")
-    if address is not None and engine != "ray":
-        raise PasurInputError("--address needs the ray engine")
     if memory_limit is not None and memory_limit <= 0:
         raise PasurInputError(f"the memory limit must be positive, got {memory_limit}")
     gpus = _gpus(job, gpus_per_task)

@@ -21,18 +21,11 @@ from pasur.common.errors import PasurInputError
 from pasur.common.outputs import atomic_path
 
 CHECKPOINTS = "checkpoints"
-#: how the methods of a run are advanced (``--engine``): ``local`` (one after another in this
-#: process, or ``--workers`` processes side by side) or ``ray`` (one Ray task each, here or on a
-#: cluster: :func:`run_methods`)
+#: how the methods of a run are advanced (``--engine``, checked by
+#: :func:`pasur.common.raytasks.check_engine`): ``local`` (one after another in this process, or
+#: ``--workers`` processes side by side) or ``ray`` (one Ray task each, here or on a cluster:
+#: :func:`run_methods`)
 ENGINES = ("local", "ray")
-
-
-def check_engine(engine: str, address: str | None) -> str:
-    if engine not in ENGINES:
-        raise PasurInputError(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
-    if address is not None and engine != "ray":
-        raise PasurInputError("--address needs --engine ray")
-    return engine
 
 
 def checkpoint_path(out: Path, method: str) -> Path:
@@ -250,9 +243,7 @@ def _run_ray(run, methods, advance: Callable[..., dict], extra: tuple, done: dic
     marker = out / CHECKPOINTS / f".ray-driver-{secrets.token_hex(8)}"
     try:
         with raytasks.session(address, None if address is not None else run.workers):
-            if gpus and ray.cluster_resources().get("GPU", 0) < gpus:
-                where = f"the Ray cluster at {address}" if address is not None else "this machine's Ray"
-                raise PasurInputError(f"--device {run.device} asks each Ray task for a GPU, and {where} has none")
+            raytasks.require_gpus(gpus, address)
             marker.parent.mkdir(exist_ok=True)
             marker.write_text(f"written by the driver on {socket.gethostname()}, removed when it ends\n")
             reports = Queue(actor_options={"num_cpus": 0})
@@ -268,15 +259,10 @@ def _run_ray(run, methods, advance: Callable[..., dict], extra: tuple, done: dic
 
             def failed(method: str, error: BaseException, submitted: float) -> None:
                 cause = getattr(error, "cause", None)
-                if isinstance(cause, PasurInputError):
+                if isinstance(cause, PasurInputError):  # the user's mistake, said as the task said it
                     raise PasurInputError(str(cause)) from None
                 node = getattr(error, "ip", None) or "?"
-                if cause is not None:
-                    first = (str(cause).strip().splitlines() or [""])[0]
-                    raise PasurInputError(
-                        f"{method} failed on Ray node {node}: {type(cause).__name__}: {first}"
-                    ) from None
-                raise PasurInputError(f"{method} failed on Ray: {raytasks.error_message(error)}") from None
+                raise PasurInputError(f"{method} failed on Ray node {node}: {raytasks.error_message(error)}") from None
 
             def in_flight(n: int) -> None:
                 done.update(_drain_ray(reports))
