@@ -97,11 +97,6 @@ class EmbeddingCFR(UpdatePasses):
         t = e.tree
         self.legal = [torch.as_tensor(t.legal[t.round_decisions[r]], device=dev) for r in range(e.R)]
         self.n_rows = [int(lg.shape[0]) for lg in self.legal]
-        #: the acting player of every (decision row, action), per round: alternating updates' masks
-        self.row_player = [
-            torch.as_tensor(t.actor[t.round_decisions[r]], device=dev).repeat_interleave(N_ACTIONS)[:, None]
-            for r in range(e.R)
-        ]
         self.regret = [
             torch.zeros(n * N_ACTIONS, emb.m, dtype=dt, device=dev)
             for n, emb in zip(self.n_rows, self.emb, strict=True)
@@ -182,51 +177,58 @@ class EmbeddingCFR(UpdatePasses):
     def _pass(self, players: tuple[int, ...]) -> None:
         """One traversal under the current strategies; the rows ``players`` act at take its
         regrets, average-strategy weight and new strategy (:class:`UpdatePasses` numbers the
-        iterations and orders the passes)."""
+        iterations and orders the passes). Only those players' values are computed, and only
+        their rows are touched: each level of the betting tree has one actor, so a player's rows
+        are whole levels, contiguous slices of the tables (with alternating updates half the
+        traversal and half the table work of both players')."""
         e = self.engine
         R = e.R
         c, t = self.config, self.iteration
-        dev, dt = e.device, e.dtype
         # embedded regrets per level's child edges, and reach weights, in the first stage of each
         # round's embedding (Embedding.gather_into; Embedding.finish makes them advisor values)
         acc_q = [[None] * len(e.levels[r]) for r in range(R)]
-        acc_w = [torch.zeros(self.n_rows[r], self.emb[r].width, dtype=dt, device=dev) for r in range(R)]
-        values = self._sweep(self.current, acc_q, acc_w)
-        self.value = float((values[0][0] * self.class_weight[0]).sum())
+        acc_w = [[None] * len(e.levels[r]) for r in range(R)]
+        values = self._sweep(self.current, acc_q, acc_w, players)
+        p = players[0]
+        root = float((values[p][0] * self.class_weight[0]).sum())
+        self.value = root if p == 0 else -root  # zero-sum: player 1's value is minus player 0's
         weight = kernel.average_weight(c.method, t, c.gamma)
         for r in range(R):
             emb = self.emb[r]
-            q = torch.zeros(self.regret[r].shape[0], emb.width, dtype=dt, device=dev)
-            for d, lv in enumerate(e.levels[r]):
-                if acc_q[r][d] is not None:
-                    child = e.levels[r][d + 1]
-                    q.index_add_(0, lv.row_lo * N_ACTIONS + child.child_slot, acc_q[r][d])
-            inst = self._advisor_regret(r, emb.finish(q))
-            mine = None if len(players) == 2 else self.row_player[r] == players[0]  # [rows * A, 1]
-            if mine is not None:
-                inst.mul_(mine.to(dt))
-            if self.average == "reach":
-                w = emb.finish(acc_w[r]).repeat_interleave(N_ACTIONS, 0)
-                self.strategy_sum[r].addcmul_(w if mine is None else w * mine.to(dt), self.current[r], value=weight)
-            else:
-                self.strategy_sum[r].add_(self.current[r] if mine is None else self.current[r] * mine.to(dt))
-            self._update(r, inst, mine, t)
+            levels = e.levels[r]
+            for d, lv in enumerate(levels):
+                if acc_q[r][d] is None:
+                    continue
+                m, lo = lv.n_dec, lv.row_lo
+                rows = slice(lo * N_ACTIONS, (lo + m) * N_ACTIONS)
+                q = torch.zeros(m * N_ACTIONS, emb.width, dtype=e.dtype, device=e.device)
+                q.index_add_(0, levels[d + 1].child_slot, acc_q[r][d])
+                acc_q[r][d] = None
+                inst = self._advisor_regret(r, emb.finish(q))
+                current = self.current[r][rows].view(m, N_ACTIONS, -1)
+                total = self.strategy_sum[r][rows].view(m, N_ACTIONS, -1)
+                if self.average == "reach":
+                    total.addcmul_(emb.finish(acc_w[r][d])[:, None, :], current, value=weight)
+                else:
+                    total.add_(current)
+                self._update(r, inst, lo, m, t)
 
-    def _update(self, r: int, inst: torch.Tensor, mine: torch.Tensor | None, t: int) -> None:
-        """Round ``r``'s regrets and strategy after iteration ``t`` (the rows of ``mine`` only)."""
+    def _update(self, r: int, inst: torch.Tensor, lo: int, m: int, t: int) -> None:
+        """Regrets and strategy of round ``r``'s decision rows ``lo:lo + m`` after iteration ``t``,
+        in place (``inst``: their instantaneous advisor regrets, used up)."""
         c = self.config
-        reg = self.regret[r]
+        rows = slice(lo * N_ACTIONS, (lo + m) * N_ACTIONS)
+        reg = self.regret[r][rows]
+        legal = self.legal[r][lo : lo + m, :, None]
         if c.method in PREDICTIVE:
-            new = kernel.predictive_update_(reg.clone(), inst, c.method, t, c.alpha)
-            reg.copy_(new if mine is None else torch.where(mine, new, reg))
-            explicit = kernel.predicted_regret(reg, inst, c.method, t, c.alpha)
-            n = self.n_rows[r]
-            nxt = kernel.regret_matching(explicit.view(n, N_ACTIONS, -1), self.legal[r][:, :, None]).reshape(reg.shape)
+            kernel.predictive_update_(reg, inst, c.method, t, c.alpha)
+            explicit = kernel.predicted_regret(reg, inst, c.method, t, c.alpha, out=inst)
         else:
             reg.add_(inst)
-            kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mine)
-            nxt = self._matching(r)
-        self.current[r] = nxt if mine is None else torch.where(mine, nxt, self.current[r])
+            kernel.discount_(reg, c.method, t, alpha=c.alpha, beta=c.beta, scratch=inst)
+            explicit = reg
+        current = self.current[r][rows].view(m, N_ACTIONS, -1)
+        kernel.regret_matching(explicit.view(m, N_ACTIONS, -1), legal, out=current)
 
     def _advisor_regret(self, r: int, q: torch.Tensor) -> torch.Tensor:
         """Round ``r``'s instantaneous advisor regrets from the embedded class regrets ``q`` (the
@@ -244,10 +246,10 @@ class EmbeddingCFR(UpdatePasses):
         """NashConv / 2 of the average strategy (or of ``tables``), as :mod:`pasur.poker.measures`."""
         return sum(self.best_response_values(tables)) / 2
 
-    def _sweep(self, tables, acc_q, acc_w):
-        """One traversal of the whole game under the advisor ``tables``: both players' values at the
-        roots; CFR values with the regrets embedded into ``acc_q``/``acc_w``, or best-response
-        values where ``acc_q`` is None."""
+    def _sweep(self, tables, acc_q, acc_w, players: tuple[int, ...] = (0, 1)):
+        """One traversal of the whole game under the advisor ``tables``: the values of ``players``
+        at the roots (None for the other); CFR values with the regrets of the levels they act at
+        embedded into ``acc_q``/``acc_w``, or best-response values where ``acc_q`` is None."""
         e = self.engine
         R = e.R
         dev, dt = e.device, e.dtype
@@ -270,21 +272,21 @@ class EmbeddingCFR(UpdatePasses):
         last = R - 1
         n_last = self.space.rounds[last].n
         n_roots = int(e.levels[last][0].nodes.numel())
-        values = [torch.empty(n_roots, n_last, dtype=dt, device=dev) for _ in range(2)]
+        values = [torch.empty(n_roots, n_last, dtype=dt, device=dev) if p in players else None for p in range(2)]
         strategies = self.emb[last].strategies(tables[last], self.edges[last])
         for c0, c1 in self.chunks if R > 1 else [(0, n_last)]:
             reach, sigs = self._forward(last, (roots[0][:, c0:c1], roots[1][:, c0:c1]), strategies(c0, c1))
-            v = self._backward(last, reach, sigs, None, c0, c1, acc_q, acc_w)
+            v = self._backward(last, reach, sigs, None, c0, c1, acc_q, acc_w, players)
             del reach, sigs
-            for p in range(2):
+            for p in players:
                 values[p][:, c0:c1] = v[p]
         for r in range(R - 2, -1, -1):
             n = self.space.rounds[r].n
             k = self.children[r].shape[1]
             flat = self.children[r].reshape(-1)
-            cont = [values[p].index_select(1, flat).view(-1, n, k).sum(2) for p in range(2)]
+            cont = [None if v is None else v.index_select(1, flat).view(-1, n, k).sum(2) for v in values]
             reach, sigs = fwd[r]
-            values = self._backward(r, reach, sigs, cont, 0, n, acc_q, acc_w)
+            values = self._backward(r, reach, sigs, cont, 0, n, acc_q, acc_w, players)
         return values
 
     def _forward(self, r: int, roots, sc):
@@ -302,20 +304,21 @@ class EmbeddingCFR(UpdatePasses):
             sigs.append(s)
         return reach, sigs
 
-    def _terminal(self, r: int, lv, reach, values, c0: int, c1: int) -> None:
-        """Fold and showdown utilities: each player's against the other's reach."""
+    def _terminal(self, r: int, lv, reach, values, c0: int, c1: int, players: tuple[int, ...]) -> None:
+        """Fold and showdown utilities: each of ``players``' against the other's reach."""
         ops = self.ops[r]
         w = self.engine.weight[r]
         if lv.n_fold:
-            for p in range(2):
+            for p in players:
                 ops.apply("fold", reach[1 - p][lv.fold], c0, c1, lv.fold_stake[:, p] * w, values[p][lv.fold])
         if lv.n_show:
-            for p in range(2):
+            for p in players:
                 ops.apply("show", reach[1 - p][lv.show], c0, c1, lv.show_stake * w, values[p][lv.show])
 
-    def _backward(self, r, reach, sigs, cont, c0, c1, acc_q, acc_w):
-        """Both players' values at the round's roots ``[n_roots, classes]``; embeds regrets and
-        reach weights into the accumulators, or (``acc_q`` None) takes each player's best action."""
+    def _backward(self, r, reach, sigs, cont, c0, c1, acc_q, acc_w, players: tuple[int, ...]):
+        """The values of ``players`` at the round's roots ``[n_roots, classes]`` (None for the
+        other); embeds their regrets and reach weights into the accumulators, or (``acc_q`` None)
+        takes each one's best action."""
         e = self.engine
         levels = e.levels[r]
         emb = self.emb[r]
@@ -325,10 +328,10 @@ class EmbeddingCFR(UpdatePasses):
         for d in range(len(levels) - 1, -1, -1):
             lv = levels[d]
             n = int(lv.nodes.numel())
-            v = [torch.empty(n, Cc, dtype=dt, device=dev) for _ in range(2)]
-            self._terminal(r, lv, reach[d], v, c0, c1)
+            v = [torch.empty(n, Cc, dtype=dt, device=dev) if p in players else None for p in range(2)]
+            self._terminal(r, lv, reach[d], v, c0, c1, players)
             if lv.n_cont:
-                for p in range(2):
+                for p in players:
                     torch.index_select(cont[p], 0, lv.cont_root, out=v[p][lv.cont])
             m = lv.n_dec
             if m:
@@ -337,7 +340,7 @@ class EmbeddingCFR(UpdatePasses):
                 s = sigs[d + 1]
                 q = below[a]
                 snap = acc_q is not None and dt == torch.float64
-                for p in range(2):
+                for p in players:
                     if p == a and acc_q is None:  # best response: the best action of every hand
                         dense = torch.full((m * N_ACTIONS, Cc), float("-inf"), dtype=dt, device=dev)
                         dense[child.child_slot] = q
@@ -346,7 +349,7 @@ class EmbeddingCFR(UpdatePasses):
                     v[p][:m].zero_()
                     # s is not needed after this level (but by the float64 snap), so it takes s * q
                     v[p][:m].index_add_(0, child.pdec, (s * q if snap else s.mul_(q)) if p == a else below[p])
-                if acc_q is None:
+                if acc_q is None or a not in players:
                     below = v
                     continue
                 node_v = v[a][:m].index_select(0, child.pdec)
@@ -359,6 +362,8 @@ class EmbeddingCFR(UpdatePasses):
                     acc_q[r][d] = torch.zeros(inst.shape[0], emb.width, dtype=dt, device=dev)
                 emb.gather_into(acc_q[r][d], inst, c0, c1, scratch=True)
                 if self.average == "reach":  # this level's reach is not needed after it
-                    emb.gather_into(acc_w[r][lv.row_lo : lv.row_lo + m], reach[d][a][:m], c0, c1, scratch=True)
+                    if acc_w[r][d] is None:
+                        acc_w[r][d] = torch.zeros(m, emb.width, dtype=dt, device=dev)
+                    emb.gather_into(acc_w[r][d], reach[d][a][:m], c0, c1, scratch=True)
             below = v
         return below
