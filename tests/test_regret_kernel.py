@@ -94,6 +94,22 @@ def test_regret_matching_is_the_published_rule(seed):
     assert got[3, :, 0].tolist() == [0.0, 1.0, 0.0, 0.0]
 
 
+def test_regret_matching_into_a_buffer_is_bit_identical_and_leaves_the_regrets():
+    """The lossless solver writes each level's strategy into a slice of its table (``out``)."""
+    r, legal = regrets_and_legal(rows=12, actions=4, keys=5, seed=3)
+    before = r.clone()
+    fresh = kernel.regret_matching(r, legal[:, :, None])
+    table = torch.full((2, *r.shape), 7.0, dtype=r.dtype)
+    got = kernel.regret_matching(r, legal[:, :, None], out=table[1])
+    assert got.data_ptr() == table[1].data_ptr()
+    assert torch.equal(table[1], fresh) and torch.equal(r, before)
+    assert torch.equal(table[0], torch.full(r.shape, 7.0, dtype=r.dtype))
+    w = r.abs()
+    kept = w.clone()
+    kernel.normalize(w, legal[:, :, None])
+    assert torch.equal(w, kept)  # normalize makes a new tensor; normalize_ is the in-place form
+
+
 def test_regret_matching_on_rows_by_actions():
     """The dense small-game layout: ``[rows, actions]`` with ``legal`` of the same shape."""
     r, legal = regrets_and_legal(rows=20, actions=3, keys=1, seed=5)
