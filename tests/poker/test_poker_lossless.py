@@ -56,6 +56,14 @@ def test_lossless_runs_measures_and_resumes(tmp_path):
     for m in ("dcfr", "pcfr+"):
         trace = [float(x["exploitability_mbg"]) for x in rows2 if x["method"] == m]
         assert len(trace) == 4 and trace[-1] < 0.5 * trace[0], (m, trace)
+    # and the resumed run is the uninterrupted one: the checkpoint (mapped, copied into the tables)
+    # restores every table, the predictive variant's current strategy included
+    fresh = tmp_path / "fresh"
+    r = run(*args[:-4], "--out", str(fresh), "-q", "--dtype", "float64", "--iterations", "8")
+    assert r.exit_code == 0, r.output
+    keep = ("method", "iteration", "br0", "br1")
+    rows3 = list(csv.DictReader((fresh / "lossless.csv").open()))
+    assert [[x[k] for k in keep] for x in rows3] == [[x[k] for k in keep] for x in rows2]
     r = run(*args, "--dtype", "float32", "--iterations", "8")  # one precision per folder
     assert r.exit_code == 2 and "float64 run" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
 

@@ -160,16 +160,18 @@ class EmbeddingCFR(UpdatePasses):
         }
 
     def load_state_dict(self, state: dict) -> None:
-        for name in ("regret", "strategy_sum"):
-            new = state[name]
-            if len(new) != len(self.regret) or any(a.shape != b.shape for a, b in zip(new, self.regret, strict=True)):
+        for name in ("regret", "strategy_sum", "current"):
+            new = state.get(name, self.regret if name == "current" else None)
+            fits = new is not None and len(new) == len(self.regret)
+            if not fits or any(a.shape != b.shape for a, b in zip(new, self.regret, strict=True)):
                 raise PasurInputError(f"checkpoint {name} tables do not fit this solver")
-        self.regret = [x.to(device=self.engine.device, dtype=self.engine.dtype) for x in state["regret"]]
-        self.strategy_sum = [x.to(device=self.engine.device, dtype=self.engine.dtype) for x in state["strategy_sum"]]
+        # copied into the solver's tables (never aliased: the state may be a mapped checkpoint)
+        for name in ("regret", "strategy_sum", "current"):
+            if name in state:
+                for mine, saved in zip(getattr(self, name), state[name], strict=True):
+                    mine.copy_(saved)
         self.iteration = int(state["iteration"])
-        if "current" in state:
-            self.current = [x.to(device=self.engine.device, dtype=self.engine.dtype) for x in state["current"]]
-        else:  # checkpoints before the predictive variants: the current strategy is the regrets'
+        if "current" not in state:  # checkpoints before the predictive variants: the regrets' strategy
             self.current = [self._matching(r) for r in range(self.engine.R)]
 
     # ------------------------------------------------------------------ one iteration

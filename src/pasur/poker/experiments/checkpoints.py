@@ -38,8 +38,10 @@ def load_checkpoint(out: Path, game: str, method: str, iterations: int) -> dict 
     path = checkpoint_path(out, method)
     if not path.is_file():
         return None
-    try:  # tensors and plain containers only: a checkpoint file cannot run code
-        ck = torch.load(path, map_location="cpu", weights_only=True)
+    try:  # tensors and plain containers only: a checkpoint file cannot run code. Mapped, not read:
+        # the tables are copied into the solver's own, so a resume holds them once (the lossless
+        # Numeral211 state is 1.8 GB); the mapping is private, the file never changes under it
+        ck = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
         missing = [k for k in ("game", "method", "iteration") if k not in ck]
     except Exception as e:  # torch raises many kinds on a file that is not its own
         raise PasurInputError(f"{path}: not a checkpoint of this experiment ({str(e).splitlines()[0][:120]})") from None
