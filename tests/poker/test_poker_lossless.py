@@ -68,6 +68,30 @@ def test_lossless_runs_measures_and_resumes(tmp_path):
     assert r.exit_code == 2 and "float64 run" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
 
 
+def test_lossless_simultaneous_updates_are_the_cores_vanilla_cfr(tmp_path):
+    """``--updates simultaneous``: Figure 5's algorithm on the whole game, the core's iterates; a
+    folder keeps one update order."""
+    out = tmp_path / "sim"
+    args = ("--game", "numeral211-tiny", "--methods", "cfr", "--out", str(out), "-q", "--dtype", "float64")
+    r = run(*args, "--updates", "simultaneous", "--iterations", "4", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["updates"] == "simultaneous"
+    engine = Engine("numeral211-tiny", iso=True)
+    ref = CFRSolver(engine, CFRConfig(method="cfr", updates="simultaneous"))
+    ref.iterate(4)
+    b0, b1 = best_response_values(engine, ref.average_policy())
+    last = list(csv.DictReader((out / "lossless.csv").open()))[-1]
+    assert last["iteration"] == "4"
+    assert float(last["br0"]) == pytest.approx(b0, abs=1e-9) and float(last["br1"]) == pytest.approx(b1, abs=1e-9)
+    alt = CFRSolver(engine, CFRConfig(method="cfr", updates="alternating"))
+    alt.iterate(4)
+    assert abs(sum(best_response_values(engine, alt.average_policy())) - (b0 + b1)) > 1e-6  # the orders differ
+    r = run(*args, "--iterations", "8")  # alternating (the default) in a simultaneous folder
+    assert r.exit_code == 2 and "simultaneous updates" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = run(*args, "--updates", "sideways", "--iterations", "8")
+    assert r.exit_code == 2 and "--updates" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
 def test_lossless_refuses_what_it_cannot_run(tmp_path, monkeypatch):
     for args, why in (
         (["--game", "leduc", "--methods", "dcfr"], "two private cards"),

@@ -492,6 +492,14 @@ def experiment(
         str | None,
         typer.Option("--dtype", help="lossless: float32 (default; half the memory) or float64 (the core's iterates)."),
     ] = None,
+    updates: Annotated[
+        str | None,
+        typer.Option(
+            "--updates",
+            help="lossless: alternating (default; player 0's rows, then player 1's) or simultaneous (both players "
+            "from one traversal, as vanilla CFR and Figure 5 run).",
+        ),
+    ] = None,
     phi: Annotated[
         str | None,
         typer.Option(
@@ -537,7 +545,14 @@ def experiment(
         raise PasurInputError("give the output folder: --out DIR")
     options = {
         k: v
-        for k, v in (("configs", configs), ("classes", classes), ("phi", phi), ("methods", methods), ("dtype", dtype))
+        for k, v in (
+            ("configs", configs),
+            ("classes", classes),
+            ("phi", phi),
+            ("methods", methods),
+            ("dtype", dtype),
+            ("updates", updates),
+        )
         if v is not None
     }
     spec.check_options(options)  # refused here, before any folder is made

@@ -40,6 +40,9 @@ import torch
 
 #: the full-width variants every solver offers
 METHODS = ("cfr", "cfr+", "lcfr", "dcfr")
+#: the update orders every solver offers: alternating (player 0's regrets, then player 1's from a
+#: traversal that sees player 0's new strategy) and simultaneous (both from one traversal)
+UPDATES = ("alternating", "simultaneous")
 #: Discounted CFR's published defaults (Brown and Sandholm, 2019): alpha, beta, gamma
 DCFR_DEFAULTS = (1.5, 0.0, 2.0)
 #: regret matching floor on edge lists: edges without positive regret get FLOOR / total, so a

@@ -88,7 +88,7 @@ class CFRConfig:
         alpha, gamma = default_parameters(self.method)
         self.alpha = alpha if self.alpha is None else self.alpha
         self.gamma = gamma if self.gamma is None else self.gamma
-        if self.updates not in ("alternating", "simultaneous"):
+        if self.updates not in kernel.UPDATES:
             raise PasurInputError(f"updates must be alternating or simultaneous, not {self.updates!r}")
 
 

@@ -61,6 +61,7 @@ from pasur.common.errors import PasurInputError
 from pasur.common.regret import (
     DCFR_DEFAULTS,
     PREDICTIVE,
+    UPDATES,
     average_weight,
     default_parameters,
     discount_,
@@ -80,7 +81,6 @@ METHODS = (*FULL_WIDTH, "es-mccfr")
 #: iterations per round beyond any real use (a full deck needs a few hundred): a larger
 #: number is a typo, refused before any work
 MAX_ITERATIONS = 10_000_000
-UPDATES = ("alternating", "simultaneous")
 #: the largest tremble: a strategy that must play every action this often is no longer an
 #: approximation of the game's equilibrium
 MAX_TREMBLE = 0.01

@@ -7,8 +7,11 @@ every method and update order, tested) at the class-space traversal's speed (the
 chunks of boards). Float32 tables by default (``--dtype float64``: the core's iterates exactly,
 for small games and the tests; in float32, regrets that are 0 in exact arithmetic come out as
 rounding noise and can move regret matching, so the iterates differ while the measured
-exploitability stays exact for the strategy they make); alternating updates (player 0's rows, then player 1's with
-player 0's new strategy: OpenSpiel's order, the DCFR paper's). The memory the tables and the
+exploitability stays exact for the strategy they make). Alternating updates by default (player 0's
+rows, then player 1's with player 0's new strategy: OpenSpiel's order, the DCFR paper's);
+``--updates simultaneous`` takes both players' regrets from one traversal, as vanilla CFR and
+Figure 5 run, so Figure 5's abstractions can be set against the game under the same algorithm.
+One folder holds one update order, as one precision. The memory the tables and the
 traversal need is estimated from the game alone and a run that would not fit is refused before
 anything large is built. Each method is checkpointed as Figure 5's are, so a run resumes and a
 larger ``--iterations`` goes on.
@@ -31,7 +34,7 @@ from pasur.common.errors import PasurInputError
 from pasur.common.memory import available_bytes, peak_bytes
 from pasur.common.outputs import save_png, write_text_atomic
 from pasur.common.regret import METHODS as PLAIN
-from pasur.common.regret import PREDICTIVE
+from pasur.common.regret import PREDICTIVE, UPDATES
 from pasur.poker.embedding.classes import ClassSpace
 from pasur.poker.embedding.phi import Embedding
 from pasur.poker.embedding.solver import EmbeddingCFR
@@ -46,7 +49,6 @@ from pasur.poker.tree import N_ACTIONS
 OUTPUTS = ("lossless.png", "lossless.csv", "lossless.md", "lossless.json", CHECKPOINTS)
 DEFAULT_METHODS = ("dcfr",)
 DTYPES = ("float32", "float64")
-UPDATES = "alternating"
 #: bytes of traversal scratch per class of a last-round chunk and betting node (measured on
 #: Numeral211: reach, strategies and values of both players at every level, float32)
 CHUNK_BYTES_PER_CLASS_NODE = 64
@@ -59,6 +61,12 @@ def check_methods(methods: str | None) -> tuple[str, ...]:
     if bad or not names or len(set(names)) != len(names):
         raise PasurInputError(f"--methods: distinct names from {', '.join(known)}, not {methods!r}")
     return names
+
+
+def check_updates(updates: str | None) -> str:
+    if (updates or UPDATES[0]) not in UPDATES:
+        raise PasurInputError(f"--updates must be one of {', '.join(UPDATES)}, not {updates!r}")
+    return updates or UPDATES[0]
 
 
 def check_dtype(dtype: str | None) -> str:
@@ -91,15 +99,23 @@ def memory_estimate(space, engine, methods: int = 1, chunk: int = 4096) -> int:
 schedule = powers_of_two
 
 
-def _solver(engine, space, method: str) -> EmbeddingCFR:
+def _solver(engine, space, method: str, updates: str = UPDATES[0]) -> EmbeddingCFR:
     w = [torch.as_tensor(rc.weight, dtype=engine.dtype, device=engine.device) for rc in space.rounds]
     return EmbeddingCFR(
-        engine, [Embedding.identity(x) for x in w], space=space, config=CFRConfig(method=method, updates=UPDATES)
+        engine, [Embedding.identity(x) for x in w], space=space, config=CFRConfig(method=method, updates=updates)
     )
 
 
 def advance(
-    game: str, method: str, iterations: int, out: Path, device: str, dtype: str, report=None, threads: int = 1
+    game: str,
+    method: str,
+    iterations: int,
+    out: Path,
+    device: str,
+    dtype: str,
+    updates: str = UPDATES[0],
+    report=None,
+    threads: int = 1,
 ) -> dict:
     """Run (or resume) one method to ``iterations``, measuring at :func:`schedule`."""
     before = torch.get_num_threads()
@@ -108,13 +124,15 @@ def advance(
     try:
         engine = Engine(game, iso=True, device=device, dtype=getattr(torch, dtype))
         space = ClassSpace(engine)
-        solver = _solver(engine, space, method)
+        solver = _solver(engine, space, method, updates)
         ck = load_checkpoint(out, game, method, iterations)
         if ck is None:
-            ck = {"game": game, "method": method, "updates": UPDATES, "dtype": dtype, "iteration": 0, "trace": [],
+            ck = {"game": game, "method": method, "updates": updates, "dtype": dtype, "iteration": 0, "trace": [],
                   "solver_seconds": 0.0, "measure_seconds": 0.0, "state": None}  # fmt: skip
         elif ck.get("dtype") != dtype:
             raise PasurInputError(f"--out {out} holds a {ck.get('dtype')} run of {method}, not {dtype}")
+        elif ck.get("updates", UPDATES[0]) != updates:
+            raise PasurInputError(f"--out {out} holds {method} with {ck.get('updates')} updates, not {updates}")
         else:
             solver.load_state_dict(ck["state"])
         spent = ck.get("wall_seconds", 0.0)
@@ -167,7 +185,7 @@ def _plot(path: Path, traces: dict, title: str) -> None:
     "iterations and seconds per CFR method, and the game's value with the interval the best responses give.",
     tables=("lossless.md",),
     outputs=OUTPUTS,
-    options={"methods": check_methods, "dtype": check_dtype},
+    options={"methods": check_methods, "dtype": check_dtype, "updates": check_updates},
 )
 def lossless(run: ExperimentRun) -> dict:
     started = time.perf_counter()
@@ -175,6 +193,7 @@ def lossless(run: ExperimentRun) -> dict:
     if get_game(run.game).hole_cards != 2:
         raise PasurInputError(f"{run.game}: the class-space solver takes games of two private cards")
     dtype = check_dtype(run.options.get("dtype"))
+    updates = check_updates(run.options.get("updates"))
     engine = Engine(run.game, iso=True, device=run.device, dtype=getattr(torch, dtype))
     space = ClassSpace(engine)
     need = memory_estimate(space, engine, 1 if run.workers == 1 else min(run.workers, len(methods)))
@@ -184,7 +203,7 @@ def lossless(run: ExperimentRun) -> dict:
             f"{run.game} lossless needs about {human_bytes(need)} and {human_bytes(have)} is available; "
             "run fewer methods at once (--workers) or on a larger machine"
         )
-    cks = checkpoints.run_methods(run, methods, advance, dtype, label=f"lossless CFR, {len(methods)} methods")
+    cks = checkpoints.run_methods(run, methods, advance, dtype, updates, label=f"lossless CFR, {len(methods)} methods")
     traces = {m: [r for r in ck["trace"] if r["iteration"] <= run.iterations] for m, ck in cks.items()}
     rows = [r for m in methods for r in traces[m]]
     cols = list(rows[0])
@@ -197,7 +216,7 @@ def lossless(run: ExperimentRun) -> dict:
     fin = traces[best][-1]
     lines = [f"### {run.game} without abstraction ({run.iterations:,} iterations)", "",
              f"CFR on every suit-isomorphism class ({', '.join(f'{rc.n:,}' for rc in space.rounds)} per round; "
-             f"{table_values(space, engine):,} strategy values), full width, {UPDATES} updates, {dtype}. "
+             f"{table_values(space, engine):,} strategy values), full width, {updates} updates, {dtype}. "
              f"Exploitability = NashConv / 2 of the average strategy, exact, in mb/g (1 big blind = {blind:g} chips).",
              "", "| method | " + " | ".join(f"{p:,}" for p in schedule(run.iterations)) + " | solver s |",
              "|---|" + "---|" * (len(schedule(run.iterations)) + 1)]  # fmt: skip
@@ -209,7 +228,7 @@ def lossless(run: ExperimentRun) -> dict:
     lines += ["", f"The game's value for player 0 lies in [{lo:.6f}, {hi:.6f}] chips per game "
               f"({1000 * lo / blind:.2f} to {1000 * hi / blind:.2f} mb/g; {best}'s average strategy, "
               f"exploitability {fin['exploitability_mbg']:.3f} mb/g)."]  # fmt: skip
-    summary = {"game": run.game, "iterations": run.iterations, "updates": UPDATES, "dtype": dtype,
+    summary = {"game": run.game, "iterations": run.iterations, "updates": updates, "dtype": dtype,
                "big_blind": blind, "classes": [rc.n for rc in space.rounds],
                "strategy_values": table_values(space, engine), "memory_estimate_bytes": need,
                "final_mbg": {m: traces[m][-1]["exploitability_mbg"] for m in methods}, "best": best,
