@@ -5,6 +5,7 @@ best responses', a rerun resumes, and what cannot run is refused in one line."""
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 
 import pytest
@@ -14,7 +15,7 @@ from typer.testing import CliRunner
 
 from pasur.poker.embedding.classes import ClassSpace
 from pasur.poker.engine import Engine
-from pasur.poker.experiments import lossless
+from pasur.poker.experiments import checkpoints, lossless
 from pasur.poker.measures import best_response_values
 from pasur.poker.solvers import CFRConfig, CFRSolver
 
@@ -114,3 +115,32 @@ def test_the_memory_estimate_covers_the_tables():
     est = lossless.memory_estimate(space, engine)
     assert est > tables and lossless.memory_estimate(space, engine, methods=2) > est + tables
     assert lossless.table_values(space, engine) == 196_848
+
+
+@pytest.mark.parametrize("save_cost", [0.0, 10.0])
+def test_checkpoints_are_saved_less_often_when_a_save_is_slow(tmp_path, monkeypatch, save_cost):
+    """Each iteration takes 30 s on a fake clock. A save every 60 s; but a save of 10 s would then
+    be a sixth of the run, so the interval grows to 10 / SAVE_SHARE = 200 s."""
+    clock = [0.0]
+    monkeypatch.setattr(checkpoints.time, "monotonic", lambda: clock[0])
+    saved = []
+
+    def save(out, ck):
+        saved.append((clock[0], ck["iteration"]))
+        clock[0] += save_cost
+
+    monkeypatch.setattr(checkpoints, "save_checkpoint", save)
+    it = [0]
+
+    def step(k):
+        it[0] += k
+        clock[0] += 30.0
+
+    ck = {"trace": [], "solver_seconds": 0.0, "measure_seconds": 0.0}
+    checkpoints.drive(
+        ck, [1, 64], tmp_path, step=step, iteration=lambda: it[0], state=dict, measure=lambda p: {"iteration": p}
+    )
+    assert [p["iteration"] for p in ck["trace"]] == [1, 64] and saved[-1][1] == 64 and ck["iteration"] == 64
+    gaps = [b[0] - (a[0] + save_cost) for a, b in itertools.pairwise(saved[:-1])]
+    want = max(checkpoints.SAVE_EVERY_S, save_cost / checkpoints.SAVE_SHARE)
+    assert gaps and all(want < g <= want + 30.0 for g in gaps), gaps

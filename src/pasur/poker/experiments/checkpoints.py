@@ -65,8 +65,12 @@ def save_checkpoint(out: Path, ck: dict) -> None:
         torch.save(ck, tmp)
 
 
-#: a running method writes its checkpoint at least this often (seconds)
+#: a running method writes its checkpoint at least this often (seconds) ...
 SAVE_EVERY_S = 60.0
+#: ... unless writing it takes longer than this share of the time: then the interval grows so
+#: that saving costs at most this share (the lossless Numeral211 state is 1.8 GB, several
+#: seconds a save: every minute it wrote 114 GB over an hour's run)
+SAVE_SHARE = 0.05
 
 
 def powers_of_two(n: int) -> list[int]:
@@ -96,10 +100,20 @@ def drive(
 
     ``step(k)`` runs ``k`` more iterations (at most ``chunk`` at a time), ``measure(point)`` gives
     the trace row; solver and measuring seconds are summed into ``ck``. The checkpoint (``ck``
-    with ``costs()``, the iteration and ``state()``) is saved after each measurement and at least
-    every ``save_every`` seconds in between, so a stopped run loses at most that much."""
+    with ``costs()``, the iteration and ``state()``) is saved after each measurement and every
+    ``save_every`` seconds in between, or less often where a save takes more than
+    :data:`SAVE_SHARE` of that, so a stopped run loses at most the larger interval."""
     done = {p["iteration"] for p in ck["trace"]}
     last_save = time.monotonic()
+    interval = save_every
+
+    def save() -> None:
+        nonlocal last_save, interval
+        began = time.monotonic()
+        save_checkpoint(out, ck)
+        last_save = time.monotonic()
+        interval = max(save_every, (last_save - began) / SAVE_SHARE)
+
     for point in points:
         while iteration() < point:
             t0 = time.perf_counter()
@@ -107,9 +121,9 @@ def drive(
             ck["solver_seconds"] += time.perf_counter() - t0
             if report is not None:
                 report(iteration())
-            if time.monotonic() - last_save > save_every and iteration() < point:
-                save_checkpoint(out, ck | costs() | {"iteration": iteration(), "state": state()})
-                last_save = time.monotonic()
+            if time.monotonic() - last_save > interval and iteration() < point:
+                ck |= costs() | {"iteration": iteration(), "state": state()}
+                save()
         if point in done:
             continue
         t0 = time.perf_counter()
@@ -117,8 +131,7 @@ def drive(
         ck["measure_seconds"] += time.perf_counter() - t0
         ck["trace"].append(row)
         ck |= costs() | {"iteration": iteration(), "state": state()}
-        save_checkpoint(out, ck)
-        last_save = time.monotonic()
+        save()
     return ck
 
 
