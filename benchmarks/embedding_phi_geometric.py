@@ -341,11 +341,11 @@ class AdvisorRegretCFR(EmbeddingCFR):
     it is ``Phi (w r)`` less its mean under ``sigma(E)``, so every advisor's cumulative regret
     satisfies Blackwell's condition for its own regret matching."""
 
-    def _advisor_regret(self, r: int, q: torch.Tensor) -> torch.Tensor:
-        n = self.n_rows[r]
-        q3 = q.view(n, N_ACTIONS, -1)
-        mean = (self.current[r].view(n, N_ACTIONS, -1) * q3).sum(1, keepdim=True)
-        q3.sub_(mean * self.legal[r][:, :, None].to(q.dtype))
+    def _advisor_regret(self, r: int, q: torch.Tensor, lo: int, m: int) -> torch.Tensor:
+        q3 = q.view(m, N_ACTIONS, -1)
+        current = self.current[r][lo * N_ACTIONS : (lo + m) * N_ACTIONS].view(m, N_ACTIONS, -1)
+        mean = (current * q3).sum(1, keepdim=True)
+        q3.sub_(mean * self.legal[r][lo : lo + m, :, None].to(q.dtype))
         return q
 
 

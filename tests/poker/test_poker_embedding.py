@@ -72,6 +72,37 @@ def test_identity_phi_has_the_cores_iterates_for_every_method(tiny, method, upda
     assert emb.exploitability() == pytest.approx(exploitability(e, ref.average_policy()), abs=1e-9)
 
 
+@pytest.mark.parametrize("updates", ["alternating", "simultaneous"])
+def test_the_advisor_regret_hook_sees_each_level_once_with_this_iterations_strategy(tiny, updates):
+    """A subclass's ``_advisor_regret(r, q, lo, m)`` is called once per decision level of the
+    players a pass updates, with that level's rows, while those rows of ``current`` still hold the
+    strategy the traversal played (benchmarks/embedding_phi_geometric.py takes regrets against it)."""
+    e, space = tiny
+
+    passes = []
+
+    class Spy(EmbeddingCFR):
+        def _pass(self, players):
+            self.played, self.calls = [c.clone() for c in self.current], []
+            super()._pass(players)
+            passes.append((players, self.calls))
+
+        def _advisor_regret(self, r, q, lo, m):
+            rows = slice(lo * 3, (lo + m) * 3)
+            same = torch.equal(self.current[r][rows], self.played[r][rows])
+            self.calls.append(((r, lo, m), same, tuple(q.shape) == (m * 3, self.emb[r].width)))
+            return q
+
+    s = Spy(e, [Embedding.identity(w) for w in _weights(e, space)], space=space, config=CFRConfig("dcfr", updates))
+    s.iterate(3)
+    assert len(passes) == (6 if updates == "alternating" else 3)
+    decisions = [(r, lv) for r in range(e.R) for lv in e.levels[r] if lv.n_dec]
+    for players, calls in passes:
+        levels = [(r, lv.row_lo, lv.n_dec) for r, lv in decisions if lv.actor in players]
+        assert sorted(c[0] for c in calls) == sorted(levels)
+        assert all(same and shaped for _, same, shaped in calls)
+
+
 def test_scheduled_methods_are_refused_not_run_otherwise(tiny):
     e, space = tiny
     config = CFRConfig(method="hs-dcfr", updates="alternating", horizon=10)

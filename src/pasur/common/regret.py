@@ -233,7 +233,8 @@ def normalize_(weights: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
     """:func:`normalize` in place, in three passes over ``weights`` and nothing of its size
     allocated: a zero slice gets the uniform strategy added and its sum 0 becomes 1, so every
     other slice is divided by its own sum exactly as before (adding 0 changes no bit); the
-    lossless Numeral211 tables hold 151 million values."""
+    lossless Numeral211 tables hold 151 million values. A NaN stays NaN (a diverged solver is
+    not hidden behind a uniform strategy); a row with no legal action gets 0."""
     lg = legal.to(weights.dtype)
     total = weights.sum(1, keepdim=True)
     empty = (total <= 0).to(weights.dtype)

@@ -228,7 +228,7 @@ class EmbeddingCFR(UpdatePasses):
                 q.index_add_(0, levels[d + 1].child_slot, acc_q[r][d])
                 self._buffers.give_back(acc_q[r][d])
                 acc_q[r][d] = None
-                inst = self._advisor_regret(r, emb.finish(q))
+                inst = self._advisor_regret(r, emb.finish(q), lo, m)
                 current = self.current[r][rows].view(m, N_ACTIONS, -1)
                 total = self.strategy_sum[r][rows].view(m, N_ACTIONS, -1)
                 if self.average == "reach":
@@ -257,9 +257,11 @@ class EmbeddingCFR(UpdatePasses):
         current = self.current[r][rows].view(m, N_ACTIONS, -1)
         kernel.regret_matching(explicit.view(m, N_ACTIONS, -1), legal, out=current)
 
-    def _advisor_regret(self, r: int, q: torch.Tensor) -> torch.Tensor:
-        """Round ``r``'s instantaneous advisor regrets from the embedded class regrets ``q`` (the
-        paper's rule: ``q`` itself); a subclass may take them otherwise."""
+    def _advisor_regret(self, r: int, q: torch.Tensor, lo: int, m: int) -> torch.Tensor:
+        """The instantaneous advisor regrets of round ``r``'s decision rows ``lo:lo + m`` (one
+        level; ``q`` ``[m * actions, advisors]``) from their embedded class regrets ``q`` (the
+        paper's rule: ``q`` itself); a subclass may take them otherwise. Those rows of
+        ``self.current`` still hold this iteration's strategy (earlier levels' are updated)."""
         return q
 
     def best_response_values(self, tables: list[torch.Tensor] | None = None) -> tuple[float, float]:
