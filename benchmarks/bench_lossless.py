@@ -27,10 +27,6 @@ from pasur.poker.engine import Engine
 from pasur.poker.experiments.lossless import _solver, table_values
 
 
-def cpu() -> float:
-    return time.process_time()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--game", default="numeral211-r5")
@@ -52,16 +48,17 @@ def main() -> None:
         solver.iterate(1)
         walls, cpus = [], []
         for _ in range(a.iterations):
-            w, c = time.perf_counter(), cpu()
+            w, c = time.perf_counter(), time.process_time()
             solver.iterate(1)
             walls.append(time.perf_counter() - w)
-            cpus.append(cpu() - c)
+            cpus.append(time.process_time() - c)
         line = (f"{method}: iteration wall min {min(walls):.3f} mean {sum(walls) / len(walls):.3f} s, "
                 f"CPU min {min(cpus):.3f} mean {sum(cpus) / len(cpus):.3f} s")  # fmt: skip
         if not a.no_measure:
-            w, c = time.perf_counter(), cpu()
+            w, c = time.perf_counter(), time.process_time()
             x = solver.exploitability()
-            line += f"; exploitability {x:.10g} chips: wall {time.perf_counter() - w:.3f} s, CPU {cpu() - c:.3f} s"
+            w, c = time.perf_counter() - w, time.process_time() - c
+            line += f"; exploitability {x:.10g} chips: wall {w:.3f} s, CPU {c:.3f} s"
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
         print(f"{line}; peak resident so far {peak:.2f} GiB; load {os.getloadavg()[0]:.2f}", flush=True)
         saved[method] = [x.clone() for x in (*solver.regret, *solver.strategy_sum, *solver.current)]

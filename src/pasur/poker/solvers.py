@@ -89,7 +89,7 @@ class CFRConfig:
         self.alpha = alpha if self.alpha is None else self.alpha
         self.gamma = gamma if self.gamma is None else self.gamma
         if self.updates not in kernel.UPDATES:
-            raise PasurInputError(f"updates must be alternating or simultaneous, not {self.updates!r}")
+            raise PasurInputError(f"updates must be one of {', '.join(kernel.UPDATES)}, not {self.updates!r}")
 
 
 class UpdatePasses:

@@ -181,16 +181,15 @@ class EmbeddingCFR(UpdatePasses):
         }
 
     def load_state_dict(self, state: dict) -> None:
-        for name in ("regret", "strategy_sum", "current"):
-            new = state.get(name, self.regret if name == "current" else None)
-            fits = new is not None and len(new) == len(self.regret)
-            if not fits or any(a.shape != b.shape for a, b in zip(new, self.regret, strict=True)):
+        names = ("regret", "strategy_sum", "current") if "current" in state else ("regret", "strategy_sum")
+        for name in names:
+            new = state[name]
+            if len(new) != len(self.regret) or any(a.shape != b.shape for a, b in zip(new, self.regret, strict=True)):
                 raise PasurInputError(f"checkpoint {name} tables do not fit this solver")
         # copied into the solver's tables (never aliased: the state may be a mapped checkpoint)
-        for name in ("regret", "strategy_sum", "current"):
-            if name in state:
-                for mine, saved in zip(getattr(self, name), state[name], strict=True):
-                    mine.copy_(saved)
+        for name in names:
+            for mine, saved in zip(getattr(self, name), state[name], strict=True):
+                mine.copy_(saved)
         self.iteration = int(state["iteration"])
         if "current" not in state:  # checkpoints before the predictive variants: the regrets' strategy
             self.current = [self._matching(r) for r in range(self.engine.R)]

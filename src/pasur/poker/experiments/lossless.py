@@ -63,16 +63,19 @@ def check_methods(methods: str | None) -> tuple[str, ...]:
     return names
 
 
-def check_updates(updates: str | None) -> str:
-    if (updates or UPDATES[0]) not in UPDATES:
-        raise PasurInputError(f"--updates must be one of {', '.join(UPDATES)}, not {updates!r}")
-    return updates or UPDATES[0]
+def _one_of(option: str, choices: tuple[str, ...]):
+    """The check of an option that names one of ``choices`` (the first when not given)."""
+
+    def check(value: str | None) -> str:
+        if (value or choices[0]) not in choices:
+            raise PasurInputError(f"{option} must be one of {', '.join(choices)}, not {value!r}")
+        return value or choices[0]
+
+    return check
 
 
-def check_dtype(dtype: str | None) -> str:
-    if (dtype or DTYPES[0]) not in DTYPES:
-        raise PasurInputError(f"--dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
-    return dtype or DTYPES[0]
+check_dtype = _one_of("--dtype", DTYPES)
+check_updates = _one_of("--updates", UPDATES)
 
 
 def table_values(space, engine) -> int:
