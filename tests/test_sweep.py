@@ -154,6 +154,72 @@ def test_inline_failure_does_not_stop_the_sweep(tmp_path, monkeypatch):
     assert Manifest.load(tmp_path / "s" / "manifest.parquet").rows["seed-1"]["error"].startswith("RuntimeError: boom")
 
 
+class _Killed(BaseException):
+    """Stands for the kernel killing the driver: nothing in the sweep catches it."""
+
+
+def test_a_deck_that_kills_the_inline_driver_is_failed_not_rerun_forever(tmp_path, monkeypatch):
+    """With the inline engine a deck runs in the driver's process; the OOM killer ending it left the
+    deck pending, so every resume ran it first and died again. Now it is marked running before it
+    starts, goes back to pending once, and is failed the second time; the other decks go on."""
+    out = tmp_path / "s"
+    decks = seed_decks(3, 0)
+    real = sweep.run_one
+
+    def kill_on_seed_1(deck, job, memory_limit, threads=1):
+        if deck["id"] == "seed-1":
+            raise _Killed
+        return real(deck, job, memory_limit, threads)
+
+    monkeypatch.setattr(sweep, "run_one", kill_on_seed_1)
+    for _ in range(2):  # the driver dies in seed-1 twice; seed-0 is done by the first run
+        with pytest.raises(_Killed):
+            sweep.sweep(decks, DeckJob.exact(), out, engine="inline", progress=False)
+        row = Manifest.load(out / "manifest.parquet").rows["seed-1"]
+        assert row["status"] == "running" and row["started"] is not None
+    res = sweep.sweep(decks, DeckJob.exact(), out, engine="inline", progress=False)
+    assert res.summary["done"] == 2 and res.summary["failed_decks"] == ["seed-1"]
+    row = Manifest.load(out / "manifest.parquet").rows["seed-1"]
+    assert row["interrupted"] == 2 and row["attempts"] == 2 and "ended while this deck ran" in row["error"]
+    monkeypatch.setattr(sweep, "run_one", real)
+    retried = sweep.sweep(decks, DeckJob.exact(), out, engine="inline", retry_failed=True, progress=False)
+    assert retried.summary["done"] == 3 and retried.summary["ran_done"] == 1
+    row = Manifest.load(out / "manifest.parquet").rows["seed-1"]
+    assert (row["status"], row["interrupted"], row["error"]) == ("done", 0, None)
+
+
+def test_a_driver_killed_once_reruns_its_deck(tmp_path, monkeypatch):
+    """One death (a session ending, a kill by hand) is not the deck's fault: it runs again."""
+    out = tmp_path / "s"
+    decks = seed_decks(2, 0)
+    real = sweep.run_one
+    kills = []
+
+    def kill_once(deck, job, memory_limit, threads=1):
+        if not kills:
+            kills.append(deck["id"])
+            raise _Killed
+        return real(deck, job, memory_limit, threads)
+
+    monkeypatch.setattr(sweep, "run_one", kill_once)
+    with pytest.raises(_Killed):
+        sweep.sweep(decks, DeckJob.exact(), out, engine="inline", progress=False)
+    res = sweep.sweep(decks, DeckJob.exact(), out, engine="inline", progress=False)
+    assert kills == ["seed-0"] and res.summary["done"] == 2 and res.summary["ran_done"] == 2
+    assert [r["status"] for r in Manifest.load(out / "manifest.parquet").rows.values()] == ["done", "done"]
+
+
+def test_ctrl_c_leaves_the_running_deck_pending(tmp_path, monkeypatch):
+    def interrupt(deck, job, memory_limit, threads=1):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "run_one", interrupt)
+    with pytest.raises(sweep.SweepInterrupted):
+        sweep.sweep(seed_decks(1, 0), DeckJob.exact(), tmp_path / "s", engine="inline", progress=False)
+    row = Manifest.load(tmp_path / "s" / "manifest.parquet").rows["seed-0"]
+    assert (row["status"], row["interrupted"]) == ("pending", 0)
+
+
 def test_bad_deck_files_are_refused(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("TD 5S QC\n")
@@ -210,7 +276,8 @@ def test_a_sweep_written_before_the_exploitability_convention_reads_relabelled(i
     for name in ("manifest.parquet", "records.parquet"):
         t = pq.read_table(copy / name)
         t = t.set_column(t.column_names.index("exploitability"), "exploitability", t.column("nash_conv"))
-        pq.write_table(t.drop(["nash_conv"]), copy / name)
+        old_columns = ["nash_conv", *(["interrupted"] if name == "manifest.parquet" else [])]
+        pq.write_table(t.drop(old_columns), copy / name)  # nor had its manifest ``interrupted``
     want = {r["deck_id"]: (r["nash_conv"], r["exploitability"]) for r in records}
     assert {r["deck_id"]: (r["nash_conv"], r["exploitability"]) for r in read_records(copy)} == want
     rows = Manifest.load(copy / "manifest.parquet").rows
@@ -219,6 +286,8 @@ def test_a_sweep_written_before_the_exploitability_convention_reads_relabelled(i
     values = {v["column"]: v for v in s["values"]}
     assert values["exploitability"]["max"] == pytest.approx(max(e for _, e in want.values()))
     assert values["nash_conv"]["max"] == pytest.approx(max(n for n, _ in want.values()))
+    per_deck = runner.invoke(app, ["report", str(copy), "--per-deck"])
+    assert per_deck.exit_code == 0 and all(r["deck_id"] in per_deck.output for r in records)
     again = run_sweep(seed_decks(3, 0), JOB, copy, engine="inline", progress=False)
     assert {r["deck_id"]: (r["nash_conv"], r["exploitability"]) for r in again} == want
     assert json.loads((copy / "sweep.json").read_text())["format"] == sweep.FORMAT == 2

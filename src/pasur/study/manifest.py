@@ -23,7 +23,12 @@ from pasur.common.conventions import relabel_columns
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import atomic_path
 
-STATUSES = ("pending", "done", "failed")
+STATUSES = ("pending", "running", "done", "failed")
+
+#: a deck the driver's process died in this many times in a row is recorded failed: with the
+#: inline engine a deck runs inside the driver, and one the kernel's OOM killer stops would
+#: otherwise be started again, and kill the sweep again, at every resume
+MAX_INTERRUPTED = 2
 
 #: the manifest's columns; the headline numbers are copied from the deck's record when present
 SCHEMA = pa.schema(
@@ -44,6 +49,7 @@ SCHEMA = pa.schema(
         ("error", pa.string()),
         ("host", pa.string()),
         ("worker", pa.string()),
+        ("interrupted", pa.int64()),
     ]
 )
 RECORD_FIELDS = ("value", "exact_value", "nash_conv", "exploitability", "nodes", "fair_value")
@@ -51,7 +57,7 @@ RECORD_FIELDS = ("value", "exact_value", "nash_conv", "exploitability", "nodes",
 
 def _empty_row(deck_id: str, deck: str) -> dict:
     row: dict = dict.fromkeys(SCHEMA.names)
-    row.update(deck_id=deck_id, deck=deck, status="pending", attempts=0)
+    row.update(deck_id=deck_id, deck=deck, status="pending", attempts=0, interrupted=0)
     return row
 
 
@@ -100,6 +106,39 @@ class Manifest:
         """A new deck, pending; a deck already listed keeps its row."""
         self.rows.setdefault(deck_id, _empty_row(deck_id, deck))
 
+    def start(self, deck_id: str, started: float, host: str | None = None, worker: str | None = None) -> None:
+        """Mark a deck running in the driver's own process (saved before it starts), so that a
+        resume can tell a deck that killed the process from one that never ran."""
+        row = self.rows[deck_id]
+        row.update(status="running", started=_time(started), finished=None, seconds=None, host=host, worker=worker)
+
+    def release_running(self) -> None:
+        """Ctrl-C: the decks that were running go back to pending; they did not fail."""
+        for row in self.rows.values():
+            if row["status"] == "running":
+                row["status"] = "pending"
+
+    def recover_running(self) -> list[str]:
+        """Rows still ``running`` when a sweep starts belong to a driver that died while it ran
+        them (the folder lock rules out a live one). Each goes back to pending, with a note,
+        until it has ended the process ``MAX_INTERRUPTED`` times in a row; then it is failed and
+        a resume skips it until ``--retry-failed``. Returns the decks found running."""
+        found = []
+        for deck_id, row in self.rows.items():
+            if row["status"] != "running":
+                continue
+            found.append(deck_id)
+            n = int(row["interrupted"] or 0) + 1
+            since = "" if row["started"] is None else f" (started {row['started']:%Y-%m-%d %H:%M:%S} UTC)"
+            what = f"the sweep's process ended while this deck ran{since}, {n} time(s) in a row"
+            row.update(interrupted=n, attempts=int(row["attempts"] or 0) + 1)
+            if n >= MAX_INTERRUPTED:
+                why = "killed, most likely for memory; --retry-failed runs it again"
+                row.update(status="failed", error=f"{what}: {why}")
+            else:
+                row.update(status="pending", error=f"{what}; run again")
+        return found
+
     def status(self, deck_id: str) -> str:
         return self.rows[deck_id]["status"]
 
@@ -128,6 +167,8 @@ class Manifest:
         row["seconds"] = None if started is None or finished is None else finished - started
         row["error"] = error
         row["host"], row["worker"] = host, worker
+        if status == "done":
+            row["interrupted"] = 0
         for k in RECORD_FIELDS:
             v = (record or {}).get(k)
             row[k] = None if v is None else (int(v) if k == "nodes" else float(v))

@@ -80,7 +80,8 @@ def _columns(con, view: str) -> list[str]:
 def deck_query(con) -> str:
     """One row per deck: the manifest's status and timings joined with the deck's record."""
     rec = [c for c in _columns(con, "records") if c != "deck_id"]
-    man = [c for c in SCHEMA.names if c not in _SHARED or c == "deck"]
+    have = set(_columns(con, "manifest"))  # a manifest of an older version lacks newer columns
+    man = [c for c in SCHEMA.names if (c not in _SHARED or c == "deck") and c in have]
     if "seconds" in rec:
         man = [f'm."{c}" AS task_seconds' if c == "seconds" else f'm."{c}"' for c in man]
     else:

@@ -12,8 +12,10 @@ Loss-free and resumable by construction:
   that are done (and the failed ones, unless asked to retry them), and a different job is
   refused rather than mixed into the same folder;
 - a deck that fails (bad input, a tree too large, out of memory, a crashed worker) is recorded
-  ``failed`` with its error and the sweep goes on; at most about ``workers`` decks are in
-  flight, so Ctrl-C loses at most the decks that were running.
+  ``failed`` with its error and the sweep goes on. With the inline engine a deck runs in the
+  driver's process and is marked ``running`` first; a deck that killed the process twice in a row
+  (the OOM killer) is recorded failed at the next start instead of killing every resume. At most
+  about ``workers`` decks are in flight, so Ctrl-C loses at most the decks that were running.
 """
 
 from __future__ import annotations
@@ -189,6 +191,7 @@ def prepare(out: Path, decks: list[NamedDeck], job: DeckJob) -> Manifest:
             manifest.finish(e["id"], "done", record, error=None)
         elif not done_there and manifest.status(e["id"]) == "done":
             manifest.rows[e["id"]].update(status="pending", error=f"outputs missing from {folder}; redone")
+    manifest.recover_running()
     manifest.save()
     return manifest
 
@@ -362,6 +365,9 @@ class _Run:
 
 def _run_inline(todo: list[NamedDeck], job: DeckJob, memory_limit: int | None, run: _Run) -> None:
     for nd in todo:
+        # the deck runs in this process: if it kills it (the OOM killer), the resume must know
+        run.manifest.start(nd.id, time.time(), socket.gethostname(), f"pid {os.getpid()}")
+        run.manifest.save()
         run.running = 1
         run.show()
         res = run_one(_deck_entry(nd), job.to_json(), memory_limit)
@@ -445,6 +451,7 @@ def sweep(
                 else:
                     _run_ray(todo, job, memory_limit, run, workers, address, gpus)
             except KeyboardInterrupt:
+                manifest.release_running()
                 manifest.save()
                 write_records(out)
                 raise SweepInterrupted(_summary(summary, run, decks, manifest, t0, interrupted=True)) from None
