@@ -154,62 +154,71 @@ def test_inline_failure_does_not_stop_the_sweep(tmp_path, monkeypatch):
     assert Manifest.load(tmp_path / "s" / "manifest.parquet").rows["seed-1"]["error"].startswith("RuntimeError: boom")
 
 
-class _Killed(BaseException):
-    """Stands for the kernel killing the driver: nothing in the sweep catches it."""
+# a driver whose deck kills it (os._exit: no handler, no ``finally``, as the OOM killer), or that
+# gets SIGTERM, in a process of its own
+_DYING_DRIVER = """
+import os, signal, sys
+from pathlib import Path
+from pasur.game.cards import seed_decks
+from pasur.study import sweep
+from pasur.study.pipeline import DeckJob
+victim, how, out, n = sys.argv[1], sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+real = sweep.run_one
+def run_one(deck, job, memory_limit, threads=1):
+    if deck["id"] == victim:
+        os._exit(137) if how == "kill" else os.kill(os.getpid(), signal.SIGTERM)
+    return real(deck, job, memory_limit, threads)
+sweep.run_one = run_one
+sweep.sweep(seed_decks(n, 0), DeckJob.exact(), out, engine="inline", progress=False)
+"""
 
 
-def test_a_deck_that_kills_the_inline_driver_is_failed_not_rerun_forever(tmp_path, monkeypatch):
+def _driver_dies(victim: str, how: str, out: Path, n: int) -> int:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    args = [sys.executable, "-c", _DYING_DRIVER, victim, how, str(out), str(n)]
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0, r.stdout
+    return r.returncode
+
+
+def test_a_deck_that_kills_the_inline_driver_is_failed_not_rerun_forever(tmp_path):
     """With the inline engine a deck runs in the driver's process; the OOM killer ending it left the
     deck pending, so every resume ran it first and died again. Now it is marked running before it
     starts, goes back to pending once, and is failed the second time; the other decks go on."""
     out = tmp_path / "s"
     decks = seed_decks(3, 0)
-    real = sweep.run_one
-
-    def kill_on_seed_1(deck, job, memory_limit, threads=1):
-        if deck["id"] == "seed-1":
-            raise _Killed
-        return real(deck, job, memory_limit, threads)
-
-    monkeypatch.setattr(sweep, "run_one", kill_on_seed_1)
     for _ in range(2):  # the driver dies in seed-1 twice; seed-0 is done by the first run
-        with pytest.raises(_Killed):
-            sweep.sweep(decks, DeckJob.exact(), out, engine="inline", progress=False)
+        assert _driver_dies("seed-1", "kill", out, 3) == 137
         row = Manifest.load(out / "manifest.parquet").rows["seed-1"]
         assert row["status"] == "running" and row["started"] is not None
     res = sweep.sweep(decks, DeckJob.exact(), out, engine="inline", progress=False)
     assert res.summary["done"] == 2 and res.summary["failed_decks"] == ["seed-1"]
     row = Manifest.load(out / "manifest.parquet").rows["seed-1"]
     assert row["interrupted"] == 2 and row["attempts"] == 2 and "ended while this deck ran" in row["error"]
-    monkeypatch.setattr(sweep, "run_one", real)
     retried = sweep.sweep(decks, DeckJob.exact(), out, engine="inline", retry_failed=True, progress=False)
     assert retried.summary["done"] == 3 and retried.summary["ran_done"] == 1
     row = Manifest.load(out / "manifest.parquet").rows["seed-1"]
     assert (row["status"], row["interrupted"], row["error"]) == ("done", 0, None)
 
 
-def test_a_driver_killed_once_reruns_its_deck(tmp_path, monkeypatch):
-    """One death (a session ending, a kill by hand) is not the deck's fault: it runs again."""
+def test_a_driver_killed_once_reruns_its_deck(tmp_path):
+    """One death (a session ending with SIGKILL, a kill by hand) is not held against the deck."""
     out = tmp_path / "s"
-    decks = seed_decks(2, 0)
-    real = sweep.run_one
-    kills = []
-
-    def kill_once(deck, job, memory_limit, threads=1):
-        if not kills:
-            kills.append(deck["id"])
-            raise _Killed
-        return real(deck, job, memory_limit, threads)
-
-    monkeypatch.setattr(sweep, "run_one", kill_once)
-    with pytest.raises(_Killed):
-        sweep.sweep(decks, DeckJob.exact(), out, engine="inline", progress=False)
-    res = sweep.sweep(decks, DeckJob.exact(), out, engine="inline", progress=False)
-    assert kills == ["seed-0"] and res.summary["done"] == 2 and res.summary["ran_done"] == 2
-    assert [r["status"] for r in Manifest.load(out / "manifest.parquet").rows.values()] == ["done", "done"]
+    assert _driver_dies("seed-0", "kill", out, 2) == 137
+    res = sweep.sweep(seed_decks(2, 0), DeckJob.exact(), out, engine="inline", progress=False)
+    assert res.summary["done"] == 2 and res.summary["ran_done"] == 2
+    rows = Manifest.load(out / "manifest.parquet").rows
+    assert [(r["status"], r["interrupted"]) for r in rows.values()] == [("done", 0), ("done", 0)]
 
 
-def test_ctrl_c_leaves_the_running_deck_pending(tmp_path, monkeypatch):
+def test_sigterm_ctrl_c_and_driver_errors_leave_the_running_deck_pending(tmp_path, monkeypatch):
+    """Stops that are not the deck's doing do not count against it: SIGTERM (in a process of its
+    own), Ctrl-C, and an error of the driver itself."""
+    out = tmp_path / "term"
+    _driver_dies("seed-0", "term", out, 1)
+    row = Manifest.load(out / "manifest.parquet").rows["seed-0"]
+    assert (row["status"], row["interrupted"], row["started"]) == ("pending", 0, None)
+
     def interrupt(deck, job, memory_limit, threads=1):
         raise KeyboardInterrupt
 
@@ -218,6 +227,15 @@ def test_ctrl_c_leaves_the_running_deck_pending(tmp_path, monkeypatch):
         sweep.sweep(seed_decks(1, 0), DeckJob.exact(), tmp_path / "s", engine="inline", progress=False)
     row = Manifest.load(tmp_path / "s" / "manifest.parquet").rows["seed-0"]
     assert (row["status"], row["interrupted"]) == ("pending", 0)
+
+    def settle_fails(self, nd, res):
+        raise RuntimeError("a bug of the driver")
+
+    monkeypatch.setattr(sweep, "run_one", lambda deck, job, memory_limit, threads=1: {"ok": False, "error": "x"})
+    monkeypatch.setattr(sweep._Run, "settle", settle_fails)
+    with pytest.raises(RuntimeError, match="a bug of the driver"):
+        sweep.sweep(seed_decks(1, 0), DeckJob.exact(), tmp_path / "s", engine="inline", progress=False)
+    assert Manifest.load(tmp_path / "s" / "manifest.parquet").rows["seed-0"]["status"] == "pending"
 
 
 def test_bad_deck_files_are_refused(tmp_path):

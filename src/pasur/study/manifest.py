@@ -113,10 +113,11 @@ class Manifest:
         row.update(status="running", started=_time(started), finished=None, seconds=None, host=host, worker=worker)
 
     def release_running(self) -> None:
-        """Ctrl-C: the decks that were running go back to pending; they did not fail."""
+        """Ctrl-C, a SIGTERM or an error of the driver: the decks that were running go back to
+        pending; they did not fail."""
         for row in self.rows.values():
             if row["status"] == "running":
-                row["status"] = "pending"
+                row.update(status="pending", started=None, host=None, worker=None)
 
     def recover_running(self) -> list[str]:
         """Rows still ``running`` when a sweep starts belong to a driver that died while it ran
@@ -136,7 +137,7 @@ class Manifest:
                 why = "killed, most likely for memory; --retry-failed runs it again"
                 row.update(status="failed", error=f"{what}: {why}")
             else:
-                row.update(status="pending", error=f"{what}; run again")
+                row.update(status="pending", error=f"{what}; run again", started=None, host=None, worker=None)
         return found
 
     def status(self, deck_id: str) -> str:
@@ -167,8 +168,7 @@ class Manifest:
         row["seconds"] = None if started is None or finished is None else finished - started
         row["error"] = error
         row["host"], row["worker"] = host, worker
-        if status == "done":
-            row["interrupted"] = 0
+        row["interrupted"] = 0  # an attempt that ended by itself ends a run of interruptions
         for k in RECORD_FIELDS:
             v = (record or {}).get(k)
             row[k] = None if v is None else (int(v) if k == "nodes" else float(v))

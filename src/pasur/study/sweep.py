@@ -24,11 +24,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -443,7 +446,7 @@ def sweep(
         summary = {"out": str(out), "decks": len(decks), "to_run": len(todo), "skipped": len(decks) - len(todo)}
         if on_start is not None:
             on_start(summary)
-        with _Progress(len(todo), progress and bool(todo)) as shown:
+        with _Progress(len(todo), progress and bool(todo)) as shown, _terminate_as_interrupt():
             run = _Run(out, manifest, shown)
             try:
                 if engine == "inline":
@@ -455,10 +458,33 @@ def sweep(
                 manifest.save()
                 write_records(out)
                 raise SweepInterrupted(_summary(summary, run, decks, manifest, t0, interrupted=True)) from None
+            except BaseException:  # the driver's own error: the running deck did not fail
+                manifest.release_running()
+                manifest.save()
+                raise
         write_records(out)
         summary = _summary(summary, run, decks, manifest, t0, interrupted=False)
     by_id = {r["deck_id"]: r for r in read_records(out)}
     return SweepResult([by_id[nd.id] for nd in decks if nd.id in by_id], summary)
+
+
+@contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM (a session or a scheduler ending the job) stops a sweep as Ctrl-C does, so the deck
+    that was running is not counted against it; only SIGKILL and the OOM killer leave it
+    ``running``. Only in the main thread, and only where nobody installed a handler."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _summary(first: dict, run: _Run, decks: list[NamedDeck], manifest: Manifest, t0: float, interrupted: bool) -> dict:
