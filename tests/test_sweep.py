@@ -35,6 +35,11 @@ JOB = DeckJob(cfr=CFRParams(iterations=20), games=20)
 TIMINGS = ("seconds", "device")
 
 
+def _env_with_src() -> dict:
+    """The environment of a subprocess that imports this checkout's ``pasur``."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+
+
 def _strip(record: dict) -> dict:
     return {k: v for k, v in record.items() if not k.endswith("seconds") and k not in TIMINGS}
 
@@ -78,7 +83,7 @@ def test_killed_driver_loses_nothing_and_resumes(tmp_path):
     out = tmp_path / "sweep"
     cmd = [sys.executable, "-c", "from pasur.cli import main; main()", "sweep", "--decks", "8", "--seed", "20"]
     cmd += ["--method", "exact", "--workers", "2", "--out", str(out), "--quiet"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = _env_with_src()
     proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 90
@@ -174,7 +179,7 @@ sweep.sweep(seed_decks(n, 0), DeckJob.exact(), out, engine="inline", progress=Fa
 
 
 def _driver_dies(victim: str, how: str, out: Path, n: int) -> int:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = _env_with_src()
     args = [sys.executable, "-c", _DYING_DRIVER, victim, how, str(out), str(n)]
     r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode != 0, r.stdout

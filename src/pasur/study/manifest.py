@@ -119,16 +119,14 @@ class Manifest:
             if row["status"] == "running":
                 row.update(status="pending", started=None, host=None, worker=None)
 
-    def recover_running(self) -> list[str]:
+    def recover_running(self) -> None:
         """Rows still ``running`` when a sweep starts belong to a driver that died while it ran
         them (the folder lock rules out a live one). Each goes back to pending, with a note,
         until it has ended the process ``MAX_INTERRUPTED`` times in a row; then it is failed and
-        a resume skips it until ``--retry-failed``. Returns the decks found running."""
-        found = []
-        for deck_id, row in self.rows.items():
+        a resume skips it until ``--retry-failed``."""
+        for row in self.rows.values():
             if row["status"] != "running":
                 continue
-            found.append(deck_id)
             n = int(row["interrupted"] or 0) + 1
             since = "" if row["started"] is None else f" (started {row['started']:%Y-%m-%d %H:%M:%S} UTC)"
             what = f"the sweep's process ended while this deck ran{since}, {n} time(s) in a row"
@@ -138,7 +136,6 @@ class Manifest:
                 row.update(status="failed", error=f"{what}: {why}")
             else:
                 row.update(status="pending", error=f"{what}; run again", started=None, host=None, worker=None)
-        return found
 
     def status(self, deck_id: str) -> str:
         return self.rows[deck_id]["status"]
