@@ -8,6 +8,7 @@ when a table plays) walk the tree's edges instead of searching legal actions.
 
 python benchmarks/bench_selfplay.py [--threads 1] [--device cpu] [--seed 0] [--repeat 3]
     [--pairs table-table,table-random]   (default: all pairs, which fits a model)
+    [--sizes 1,100,10000]                (games per batch; a GPU wants 1,000,000 too)
 """
 
 from __future__ import annotations
@@ -54,7 +55,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pairs", default="random-random,greedy-random,table-table,model-model,model-random")
+    ap.add_argument("--sizes", default="1,100,10000", help="games per batch, comma-separated")
     args = ap.parse_args()
+    sizes = [int(x) for x in args.sizes.split(",")]
+    sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
     pairs = [tuple(x.split("-")) for x in args.pairs.split(",")]
     torch.set_num_threads(args.threads)
     deck = Deck.from_seed(args.seed)
@@ -72,13 +76,14 @@ def main() -> None:
     print("| Alex | Bob | games per batch | median s | games per second (median) | best | load |")
     print("|---|---|---|---|---|---|---|")
     for alex, bob in pairs:
-        for n in (1, 100, 10_000):
+        for n in sizes:
             t = tree if "table" in (alex, bob) else None
             play_batch(deck, make[alex](1), make[bob](2), n_games=min(n, 100), device=args.device, tree=t)  # warm-up
             secs = []
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
                 play_batch(deck, make[alex](1), make[bob](2), n_games=n, device=args.device, tree=t)
+                sync()
                 secs.append(time.perf_counter() - t0)
             med = statistics.median(secs)
             load = Path("/proc/loadavg").read_text().split()[0]

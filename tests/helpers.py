@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import random
+
+import torch
 
 from pasur.game.cards import Deck
 from pasur.game.state import ALEX, GameState
+
+
+def accelerators() -> list[str]:
+    """The devices the device-conformance tests check against the CPU: every CUDA device torch
+    sees, or the list in ``PASUR_TEST_DEVICES`` (comma-separated; ``cpu`` there runs those tests'
+    code paths on a machine without a GPU, comparing the CPU with itself)."""
+    listed = os.environ.get("PASUR_TEST_DEVICES")
+    if listed:
+        return [d.strip() for d in listed.split(",") if d.strip()]
+    return [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
 
 
 def advance(state: GameState, rng: random.Random, *, to_round: int, to_turn: int = 0) -> GameState:

@@ -90,12 +90,12 @@ class PIMCAgent(HiddenAgent):
         self.exhaustive = exhaustive
         if belief is not None and infer:
             raise ValueError("the learned belief replaces the soft-greedy weights: not both")
+        self.device = torch.device(device)
         if belief == "default":
             from pasur.hidden.belief import default_belief
 
-            belief = default_belief()
+            belief = default_belief(str(self.device))  # the agent's device, as the boundary's below
         self.belief = belief
-        self.device = torch.device(device)
         if boundary is None and horizon == "round":
             from pasur.hidden.boundary import default_boundary
 

@@ -27,7 +27,7 @@ SOLVERS: dict[str, type[RoundCFR]] = {m: SampledRoundCFR for m in SampledRoundCF
 
 @dataclass
 class CFRResult:
-    """A CFR solve: the average strategy per layer (CPU), the root value of that strategy with
+    """A CFR solve: the average strategy per layer (on the tree's device), the root value of that strategy with
     each round's roots valued under it, the traces, and the whole game's NashConv (exact best
     responses of both players over all rounds) and exploitability (half of it)."""
 

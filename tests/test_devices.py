@@ -1,0 +1,247 @@
+"""The Pasur side on an accelerator, checked against the CPU and the scalar engine.
+
+Every tensor path takes one ``device`` argument; these tests run each path on every accelerator
+torch sees (``helpers.accelerators``) and compare it with the CPU run of the same inputs and with
+the exact values of the scalar engine. Where torch sees none (CI) they are skipped. On a GPU
+machine: ``pytest tests/test_devices.py tests/poker/test_poker_devices.py
+tests/hidden/test_hidden_devices.py``.
+
+Tolerances: the tree, the exact solver and self-play with a pure strategy are integer work and
+must agree bit for bit. CFR is float32 with reductions (``index_add_``, ``scatter_add_``) whose
+order differs on a GPU (atomics), so iterates agree to rounding, a few 1e-6 after tens of
+iterations; 1e-4 leaves room for that and still fails on any wrong edge or update.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from helpers import accelerators, position
+from pasur.cli import app
+from pasur.common.memory import TreeTooLargeError
+from pasur.game.cards import Deck
+from pasur.game.state import GameState
+from pasur.learn.models import BatchModel, ModelParams, fit_model
+from pasur.play.infosets import InfosetTracker
+from pasur.play.selfplay import BatchGreedy, BatchRandom, BatchState, BatchStrategy, TreeTracker, play_batch
+from pasur.solve.cfr import CFRParams
+from pasur.solve.exact import exploitability, pure_strategy, solve_exact
+from pasur.solve.infoset import infoset_tensor
+from pasur.solve.reference import ReferenceSolver
+from pasur.solve.rounds import solve_cfr
+from pasur.solve.strategy_io import write_strategy_table
+from pasur.solve.tree import build_tree
+
+DEVICES = accelerators()
+pytestmark = pytest.mark.skipif(not DEVICES, reason="torch sees no accelerator (set PASUR_TEST_DEVICES to force)")
+device_param = pytest.mark.parametrize("device", DEVICES or ["none"])
+
+MODES = ["compact", "paper"]
+SMALL = [(5, 4, 4), (0, 5, 0), (1, 4, 0)]
+ITERATE_TOL = 1e-4
+
+
+def _on(device: str) -> torch.device:
+    return torch.device(device)
+
+
+def _assert_on_device(tree, device: str) -> None:
+    """The tree's tensors live on ``device``: a silent fallback to the CPU fails here."""
+    last = tree.rounds[-1]
+    assert last.terminal_value.device.type == _on(device).type
+    for rt in tree.rounds:
+        for t in range(rt.start_turn, 8):
+            assert rt.edges(t)[0].device.type == _on(device).type
+
+
+@device_param
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("seed", "rnd", "turn"), SMALL)
+def test_the_tree_is_the_same_on_the_device(device, mode, seed, rnd, turn):
+    """Built on the device: the same nodes per layer, edges, actions, links, terminal values and
+    infoset rows as on the CPU."""
+    s = position(seed, rnd, turn)
+    cpu, dev = build_tree(s, mode), build_tree(s, mode, device)
+    _assert_on_device(dev, device)
+    assert dev.node_counts() == cpu.node_counts()
+    assert dev.edge_checksum() == cpu.edge_checksum()
+    assert torch.equal(dev.rounds[-1].terminal_value.cpu(), cpu.rounds[-1].terminal_value)
+    if turn == 0:
+        for rt in cpu.rounds:
+            for t in range(1, 9):
+                assert torch.equal(infoset_tensor(dev, rt.round, t).cpu(), infoset_tensor(cpu, rt.round, t))
+
+
+@device_param
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("seed", "rnd", "turn"), SMALL)
+def test_exact_values_on_the_device_are_the_reference_solvers(device, mode, seed, rnd, turn):
+    s = position(seed, rnd, turn)
+    assert solve_exact(build_tree(s, mode, device)).game_value() == ReferenceSolver(s.deck).value(s)
+
+
+@device_param
+@pytest.mark.parametrize("mode", MODES)
+def test_a_whole_deal_solved_on_the_device(device, mode, reference_decks):
+    """ref2 from the deal (the paper tree: 4 million nodes): the known value."""
+    nd = reference_decks[2]
+    tree = build_tree(GameState.initial(nd.deck), mode, device, infosets=False)
+    _assert_on_device(tree, device)
+    assert solve_exact(tree, keep_values=False).game_value() == nd.value
+
+
+@device_param
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("method", ["dcfr", "cfr+", "cfr", "lcfr", "pcfr+"])
+def test_cfr_iterates_on_the_device_are_the_cpus(device, mode, method):
+    """40 iterations per round of every full-width method: the same average strategy, root value
+    and NashConv as on the CPU, to float32 rounding."""
+    s = position(0, 5, 0)
+    params = CFRParams(method=method, iterations=40)
+    cpu = solve_cfr(build_tree(s, mode), params)
+    dev = solve_cfr(build_tree(s, mode, device), params)
+    assert dev.strategy.keys() == cpu.strategy.keys()
+    for key, x in cpu.strategy.items():
+        y = dev.strategy[key].cpu()
+        assert y.shape == x.shape
+        assert float((y - x).abs().max()) < ITERATE_TOL, (method, key)
+    assert dev.root_value == pytest.approx(cpu.root_value, abs=ITERATE_TOL)
+    assert dev.nash_conv == pytest.approx(cpu.nash_conv, abs=ITERATE_TOL)
+    assert dev.iterations == cpu.iterations
+
+
+@device_param
+@pytest.mark.parametrize("mode", MODES)
+def test_cfr_on_the_device_reaches_the_exact_value(device, mode):
+    """A whole-game target on the device, checked by exact best responses on the CPU tree."""
+    s = position(1, 4, 0)
+    tree = build_tree(s, mode, device)
+    res = solve_cfr(tree, CFRParams(method="dcfr", target_exploitability=2.5e-4, max_iterations=5000))
+    exact = solve_exact(build_tree(s, mode))
+    assert res.exploitability < 5e-4
+    assert res.root_value == pytest.approx(exact.root_value, abs=1e-3)
+    on_cpu = {k: v.cpu() for k, v in res.strategy.items()}  # the strategy stays on the tree's device
+    assert exploitability(build_tree(s, mode), on_cpu) == pytest.approx(res.exploitability, abs=1e-4)
+
+
+@device_param
+def test_external_sampling_on_the_device_converges(device):
+    """ES-MCCFR draws its samples on the device (another random stream than the CPU's), so it
+    is held to the convergence bounds of tests/test_es_mccfr.py, not to the CPU's iterates."""
+    tree = build_tree(position(2, 5, 2), "compact", device, infosets=False)
+    exact = solve_exact(tree).root_value
+    values, expl = [], []
+    for seed in range(4):
+        res = solve_cfr(tree, CFRParams(method="es-mccfr", iterations=300, check_every=300, seed=seed))
+        expl.append(exploitability(tree, res.strategy))
+        values.append(res.root_value)
+    assert max(expl) < 0.05, expl
+    assert sum(values) / len(values) == pytest.approx(exact, abs=0.05)
+
+
+@device_param
+def test_the_memory_guard_counts_the_devices_memory(device):
+    with pytest.raises(TreeTooLargeError, match=r"over the limit of 0.00 GiB"):
+        build_tree(GameState.initial(Deck.from_seed(3)), "paper", device, memory_limit=1000)
+
+
+@device_param
+def test_batched_games_on_the_device_replay_in_the_scalar_engine(device):
+    deck = Deck.from_seed(11)
+    batch = play_batch(deck, BatchRandom(seed=1), BatchGreedy(), n_games=40, device=device)
+    assert batch.utility().device.type == _on(device).type
+    a, b = batch.points()
+    assert len({tuple(batch.actions_of(g)) for g in range(40)}) > 20  # the games differ
+    for g in range(40):
+        s = GameState.initial(deck)
+        for action in batch.actions_of(g):
+            s = s.apply(action)  # raises on an illegal action
+        assert s.is_terminal and s.points == (int(a[g]), int(b[g]))
+
+
+@device_param
+def test_greedy_play_on_the_device_is_the_cpus(device):
+    """A deterministic agent plays the same games on every device."""
+    deck = Deck.from_seed(5)
+    cpu = play_batch(deck, BatchGreedy(), BatchGreedy(), n_games=3)
+    dev = play_batch(deck, BatchGreedy(), BatchGreedy(), n_games=3, device=device)
+    assert [cpu.actions_of(g) for g in range(3)] == [dev.actions_of(g) for g in range(3)]
+
+
+@device_param
+@pytest.mark.parametrize("mode", MODES)
+def test_an_exact_strategy_played_on_the_device_reaches_the_value(device, mode, reference_decks):
+    nd = reference_decks[2]
+    tree = build_tree(GameState.initial(nd.deck), mode, device)
+    pure = pure_strategy(solve_exact(tree))
+    both = play_batch(nd.deck, BatchStrategy(pure, 1), BatchStrategy(pure, 2), n_games=6, device=device, tree=tree)
+    assert both.utility().cpu().tolist() == [nd.value] * 6
+    vs_random = play_batch(nd.deck, BatchStrategy(pure, 1), BatchRandom(seed=9), 50, device=device, tree=tree)
+    assert bool((vs_random.utility() >= nd.value).all())
+
+
+@device_param
+@pytest.mark.parametrize("mode", MODES)
+def test_infoset_features_built_in_play_on_the_device_are_the_trees(device, mode):
+    """The features a model agent scores in play, built on the device, are the tree's infoset
+    rows of the children it reaches (the CPU tree's, so nothing here is compared with itself)."""
+    start = position(2, 4, 0)
+    cpu_tree = build_tree(start, mode)
+    tree = build_tree(start, mode, device)
+    state = BatchState.from_state(start, 30, device)
+    state.tracker = TreeTracker(tree, 30)
+    tracker = InfosetTracker(state, mode)
+    state.infosets[mode] = tracker
+    agent = BatchRandom(3)
+    cols = slice(0, 58) if mode == "paper" else slice(52, 58)
+    while not state.is_terminal:
+        actions = state.legal_actions()
+        pick = agent.choose(state, actions)
+        features = tracker.children(state, actions)[pick]
+        assert features.device.type == _on(device).type
+        first = torch.cumsum(actions.brf, 0) - actions.brf
+        edge = state.tracker.edges_of_games(state.round, state.turn, pick - first[actions.row[pick]])
+        child = cpu_tree.round(state.round).edges(state.turn)[1][edge.cpu()]
+        expected = infoset_tensor(cpu_tree, state.round, state.turn + 1)[child]
+        assert torch.equal(features[:, cols].cpu(), expected[:, cols])
+        state.apply(actions, pick)
+
+
+@device_param
+def test_a_model_agent_on_the_device_plays_legal_games_and_scores_as_on_the_cpu(device, tmp_path):
+    start = position(3, 4, 0)
+    tree = build_tree(start, "compact")
+    res = solve_cfr(tree, CFRParams(method="dcfr", iterations=30))
+    path = tmp_path / "s3.parquet"
+    write_strategy_table(path, tree, res.strategy, "deck-3")
+    model = fit_model([path], ModelParams(rounds=8, max_depth=4))
+    # the first decision's probabilities: the same features, so the same scores on both devices
+    probs = []
+    for dev in ("cpu", device):
+        state = BatchState.from_state(start, 5, dev)
+        state.infosets["compact"] = InfosetTracker(state, "compact")
+        probs.append(BatchModel(model, 0).probabilities(state, state.legal_actions()).cpu().numpy())
+    np.testing.assert_allclose(probs[1], probs[0], rtol=1e-6, atol=1e-7)
+    batch = play_batch(start.deck, BatchModel(model, 1), BatchRandom(2), 30, device=device, start=start)
+    for g in range(30):
+        s = start
+        for a in batch.actions_of(g):
+            assert a in s.legal_actions()
+            s = s.apply(a)
+        assert s.is_terminal and s.utility() == int(batch.utility()[g])
+
+
+@device_param
+@pytest.mark.parametrize("tree", MODES)
+def test_the_cli_solves_on_the_device(device, tree, reference_decks):
+    nd = reference_decks[2]
+    args = ["solve", "--deck", str(nd.deck), "--tree", tree, "--device", device, "--json", "--quiet"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["value"] == nd.value and out["device"] == device
