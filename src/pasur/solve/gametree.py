@@ -193,14 +193,23 @@ class GameTree:
         the one it was computed on, even one of the same deck, mode and size."""
         h = hashlib.blake2b(digest_size=16)
         h.update(self.mode.encode())
+
+        def feed(x: torch.Tensor, chunk: int = 1 << 20) -> None:
+            # the bytes of ``x`` as int64, a chunk at a time: the same stream, hence the same digest,
+            # without a layer's worth (hundreds of MB on a tail deck) of copies at once
+            for lo in range(0, x.shape[0], chunk):
+                h.update(x[lo : lo + chunk].to("cpu", torch.int64).contiguous().numpy().tobytes())
+
         for rt in self.rounds:
             for t in range(rt.start_turn, TURNS_PER_ROUND):
                 parent, child, gt_edge = rt.edges(t)
                 g = rt.gt[t]
-                for x in (parent, child, g.card.long()[gt_edge], g.captured[gt_edge]):
-                    h.update(x.to("cpu", torch.int64).contiguous().numpy().tobytes())
+                feed(parent)
+                feed(child)
+                feed(g.card[gt_edge])
+                feed(g.captured[gt_edge])
             if rt.link is not None:
-                h.update(rt.link.to("cpu", torch.int64).contiguous().numpy().tobytes())
+                feed(rt.link)
         return h.hexdigest()
 
     def path_to(self, r: int, t: int, node: int) -> list[Action]:

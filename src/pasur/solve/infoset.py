@@ -31,8 +31,10 @@ def dealt_before(deck: Deck, r: int) -> int:
     return m
 
 
-def infoset_tensor(tree: GameTree, r: int, t: int) -> torch.Tensor:
-    """``t_inf`` [Q, 58] int8 of the FGT nodes at (round ``r``, turn ``t``), ``t`` in 1..8."""
+def infoset_tensor(tree: GameTree, r: int, t: int, nodes: torch.Tensor | None = None) -> torch.Tensor:
+    """``t_inf`` [Q, 58] int8 of the FGT nodes at (round ``r``, turn ``t``), ``t`` in 1..8; with
+    ``nodes`` (indices into the layer) only those rows, in that order, so that a caller can walk
+    a layer of tens of millions of nodes in bounded memory."""
     rt = tree.round(r)
     if r == tree.start.round and tree.start.turn != 0:
         raise ValueError(
@@ -45,16 +47,19 @@ def infoset_tensor(tree: GameTree, r: int, t: int) -> torch.Tensor:
     dev = tree.device
     layer = rt.gt[t]
     if tree.mode == "paper":
-        fgm = rt.fgm[t]
+        fgm = rt.fgm[t] if nodes is None else rt.fgm[t][nodes]
         gt_node = fgm[:, 0].long()
         sc = rt.scores.long()[fgm[:, 1].long()]
         flag = sc[:, 2]
         score = torch.stack([torch.where(flag == 1, 7, sc[:, 0]), torch.where(flag == 2, 7, sc[:, 1]), sc[:, 3]], 1).to(
             torch.int8
         )
-    else:
+    elif nodes is None:
         gt_node = torch.arange(layer.n, device=dev)
         score = layer.node_scores
+    else:
+        gt_node = nodes.long()
+        score = layer.node_scores[gt_node]
     inf = torch.zeros((gt_node.shape[0], N_FEATURES), dtype=torch.int8, device=dev)
     inp = torch.tensor(rt.inp, dtype=torch.int64, device=dev)
     inf[:, inp] = layer.cmp[gt_node]

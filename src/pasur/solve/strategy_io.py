@@ -19,6 +19,7 @@ import json
 import platform
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
@@ -50,8 +51,17 @@ SCHEMA = pa.schema(
 )
 
 
-def write_strategy_table(path: Path, tree: GameTree, strategy: Strategy, deck_id: str) -> int:
-    """Write the table layer by layer (bounded memory); returns the number of rows."""
+#: rows per batch written: bounds the writer's transient memory (a few hundred bytes a row) on
+#: layers of tens of millions of edges; Parquet's 1 Mi-row group, so the row groups fall where
+#: whole layers put them and the file is the same, byte for byte
+CHUNK_ROWS = 1 << 20
+
+
+def write_strategy_table(
+    path: Path, tree: GameTree, strategy: Strategy, deck_id: str, *, chunk_rows: int = CHUNK_ROWS
+) -> int:
+    """Write the table layer by layer, ``chunk_rows`` edges at a time (bounded memory); returns
+    the number of rows."""
     meta = {
         b"pasur.tree": tree.mode.encode(),
         b"pasur.deck": str(tree.start.deck).encode(),
@@ -60,23 +70,29 @@ def write_strategy_table(path: Path, tree: GameTree, strategy: Strategy, deck_id
         b"pasur.edges": str(tree.n_edges).encode(),
         b"pasur.edge_checksum": tree.edge_checksum().encode(),
     }
+    deck_ids = pa.array([deck_id])
     rows = 0
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression="zstd") as writer:
         for rt in tree.rounds:
             for t in range(rt.start_turn, TURNS_PER_ROUND):
                 parent, child, gt_edge = rt.edges(t)
-                features = infoset_tensor(tree, rt.round, t + 1)[child].cpu().numpy()
-                layer = rt.gt[t]
-                cols = {name: features[:, i] for i, name in enumerate(FEATURE_COLUMNS)}
+                layer, probability = rt.gt[t], strategy[(rt.round, t)]
                 n = parent.shape[0]
-                cols["probability"] = strategy[(rt.round, t)].cpu().numpy().astype("float32")
-                cols["deck_id"] = pa.DictionaryArray.from_arrays(pa.array([0] * n, pa.int32()), pa.array([deck_id]))
-                cols["edge"] = torch.arange(n).numpy()
-                cols["node"] = parent.cpu().numpy()
-                cols["child"] = child.cpu().numpy()
-                cols["action_card"] = layer.card[gt_edge].cpu().numpy()
-                cols["action_captured"] = layer.captured[gt_edge].cpu().numpy()
-                writer.write_table(pa.table(cols, schema=writer.schema))
+                for lo in range(0, n, chunk_rows):
+                    part = slice(lo, min(n, lo + chunk_rows))
+                    features = infoset_tensor(tree, rt.round, t + 1, child[part]).cpu().numpy()
+                    cols = {name: features[:, i] for i, name in enumerate(FEATURE_COLUMNS)}
+                    k = features.shape[0]
+                    cols["probability"] = probability[part].cpu().numpy().astype("float32")
+                    cols["deck_id"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(k, np.int32)), deck_ids)
+                    cols["edge"] = np.arange(part.start, part.start + k, dtype=np.int64)
+                    cols["node"] = parent[part].cpu().numpy()
+                    cols["child"] = child[part].cpu().numpy()
+                    edges = gt_edge[part]
+                    cols["action_card"] = layer.card[edges].cpu().numpy()
+                    cols["action_captured"] = layer.captured[edges].cpu().numpy()
+                    writer.write_table(pa.table(cols, schema=writer.schema))
+                    del features, cols
                 rows += n
     return rows
 
