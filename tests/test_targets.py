@@ -157,7 +157,7 @@ def test_focus_iterates_only_the_chosen_roots_and_leaves_the_others():
         assert torch.allclose(focused.avg[i][below], full.avg[i][below], atol=1e-5)
         assert torch.equal(focused.regret[i][~below], frozen.regret[i][~below])
         nxt = torch.zeros(L.n_child, dtype=torch.bool)
-        nxt[L.child[below]] = True
+        nxt[L.child_of(torch.nonzero(below).squeeze(1))] = True
         root = nxt
 
 

@@ -155,14 +155,14 @@ class _Layer:
     t: int
     mover: int
     parent: torch.Tensor  # int64 [E]
-    child: torch.Tensor  # int64 [E]
+    child: torch.Tensor | None  # int64 [E]; None when tree_like (it would be arange(E))
     reward: torch.Tensor  # float [E]
     n_parent: int
     n_child: int
     tree_like: bool  # child == arange(E) (paper mode): gathers instead of scatters
     uniform: torch.Tensor  # float [E], 1 / deg of the edge's parent
     parent32: torch.Tensor  # int32 [E]: gathers are faster with int32 indices
-    child32: torch.Tensor  # int32 [E]
+    child32: torch.Tensor | None  # int32 [E]; None when tree_like
     # work buffers, reused every iteration (the hot loop allocates nothing)
     q: torch.Tensor  # [E] reward + value of the child
     tmp: torch.Tensor  # [E]
@@ -172,6 +172,12 @@ class _Layer:
     # 1 - k * that of its node that regret matching spreads
     floor: torch.Tensor | None = None  # [E]
     spread: torch.Tensor | None = None  # [E]
+
+    def child_of(self, edges: torch.Tensor) -> torch.Tensor:
+        """The children of ``edges`` (indices of this layer's edges): the edges themselves in a
+        tree-like layer, whose child tensors are not kept (12 bytes an edge, a tenth of a paper
+        round's memory)."""
+        return edges if self.tree_like else gather(self.child, edges)
 
     def tremble(self, eps: float) -> None:
         """Set :attr:`floor` and :attr:`spread` for a tremble ``eps`` (capped at ``1 / (2k)``)."""
@@ -245,18 +251,19 @@ class RoundCFR:
                     t,
                     t & 1,
                     parent,
-                    child,
+                    None if tree_like else child,
                     reward,
                     n_parent,
                     n_child,
                     tree_like,
                     uniform,
                     parent.to(torch.int32),
-                    child.to(torch.int32),
+                    None if tree_like else child.to(torch.int32),
                     *buffers,
                     vpar,
                 )
             )
+            del parent, child, gt_edge
         for L in self.layers:
             L.tremble(params.tremble)
         # reach probabilities of Alex and Bob at the parents of every layer
@@ -297,7 +304,7 @@ class RoundCFR:
             remap = torch.full((L.n_parent,), -1, dtype=torch.int64, device=dev)
             remap[keep] = torch.arange(keep.shape[0], device=dev)
             sel = torch.nonzero(gather(node, L.parent)).squeeze(1)
-            child = gather(L.child, sel)
+            child = L.child_of(sel)
             node = torch.zeros(L.n_child, dtype=torch.bool, device=dev)
             node[child] = True
             child_keep = torch.nonzero(node).squeeze(1)
@@ -313,14 +320,14 @@ class RoundCFR:
                     L.t,
                     L.mover,
                     parent,
-                    child,
+                    None if L.tree_like else child,
                     gather(L.reward, sel),
                     n_parent,
                     n_child,
                     L.tree_like,
                     gather(L.uniform, sel),
                     parent.to(torch.int32),
-                    child.to(torch.int32),
+                    None if L.tree_like else child.to(torch.int32),
                     *buffers,
                     torch.empty(n_parent, dtype=self.dtype, device=dev),
                 )
@@ -460,7 +467,8 @@ class RoundCFR:
         for L, a in zip(self.layers, self.avg, strict=True):
             s = self._normalize(L, a)
             if L.floor is not None:
-                s = self._normalize(L, s.sub_(L.floor).div_(L.spread).clamp_min_(0.0))
+                s.sub_(L.floor).div_(L.spread).clamp_min_(0.0)
+                normalize_segments(s, L.parent, L.n_parent, out=s, gather_index=L.parent32)
             out.append(s)
         return out
 

@@ -201,6 +201,7 @@ class _RoundMeasures:
         partial = solver.focused and solver.tree_like and self.avg is not None and self.suffix is not None
         if not partial:
             solver.unfocus()
+            self.avg = None  # (the round's whole average: 4 bytes an edge not held twice)
         avg = solver.average_strategy()
         br = (solver.best_response(avg, ALEX), solver.best_response(avg, 1 - ALEX))
         if not partial:

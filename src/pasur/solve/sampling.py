@@ -94,7 +94,7 @@ class SampledRoundCFR(RoundCFR):
                 e, at = gather(e, pick), torch.arange(m, device=dev)
             walked += int(e.shape[0])
             walk.append((nodes, e))
-            child = gather(L.child, e)
+            child = L.child_of(e)
             if i + 1 == n:  # the round's end: children index the terminal values
                 path.append((count, e, at, child))
             elif L.tree_like:  # every edge has its own child
