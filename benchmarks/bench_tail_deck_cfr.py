@@ -1,0 +1,64 @@
+"""One deck's paper tree and its DCFR solve with the Figure 14 sweep's settings (300 iterations per
+round, tremble 1e-3), timed on one device, with the tree's size and the device's peak memory: the
+tail decks of the paper's deck file (100 M to 324 M nodes) are where a sweep's time and memory go.
+
+    python benchmarks/bench_tail_deck_cfr.py DECK_FILE DECK_ID [DECK_ID ...] [--device cuda]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import torch
+
+from pasur.game.cards import read_deck_file
+from pasur.game.state import GameState
+from pasur.solve.cfr import CFRParams
+from pasur.solve.rounds import solve_cfr
+from pasur.solve.tree import build_tree
+
+
+def peak_gib(dev: torch.device) -> float:
+    if dev.type == "cuda":
+        return torch.cuda.max_memory_allocated(dev) / 2**30
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("deck_file")
+    ap.add_argument("deck_ids", nargs="+")
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--iterations", type=int, default=300)
+    args = ap.parse_args()
+    dev = torch.device(args.device)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    decks = {d.id: d for d in read_deck_file(args.deck_file)}
+    for deck_id in args.deck_ids:
+        nd = decks[deck_id]
+        if dev.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(dev)
+        t0 = time.perf_counter()
+        tree = build_tree(GameState.initial(nd.deck), "paper", dev, infosets=True)
+        sync()
+        t1 = time.perf_counter()
+        print(
+            f"{nd.id}: {tree.n_nodes:,} nodes, built in {t1 - t0:.1f} s, tree {tree.nbytes() / 2**30:.2f} GiB, "
+            f"peak {peak_gib(dev):.2f} GiB",
+            flush=True,
+        )
+        res = solve_cfr(tree, CFRParams(method="dcfr", iterations=args.iterations, tremble=0.001), dev)
+        sync()
+        print(
+            f"DCFR {args.iterations} per round, tremble 1e-3: {time.perf_counter() - t1:.1f} s "
+            f"(solver {res.seconds:.1f} s), value {res.game_value():+.4f}, NashConv {res.nash_conv:.2e}, "
+            f"peak {peak_gib(dev):.2f} GiB",
+            flush=True,
+        )
+        del tree, res
+
+
+if __name__ == "__main__":
+    main()
