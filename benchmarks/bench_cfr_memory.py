@@ -32,7 +32,9 @@ def main() -> None:
     ap.add_argument("--tree", default="paper", choices=("paper", "compact"))
     args = ap.parse_args()
     torch.set_num_threads(1)
-    nd = next(d for d in read_deck_file(args.deck_file) if d.id == args.deck_id)
+    nd = next((d for d in read_deck_file(args.deck_file) if d.id == args.deck_id), None)
+    if nd is None:
+        ap.error(f"no deck {args.deck_id!r} in {args.deck_file}")
     tree = build_tree(GameState.initial(nd.deck), args.tree, infosets=True)
     largest = max(sum(int(rt.edges(t)[0].shape[0]) for t in range(rt.start_turn, 8)) for rt in tree.rounds)
     before = rss()

@@ -57,7 +57,12 @@ def main() -> None:
     ap.add_argument("--pairs", default="random-random,greedy-random,table-table,model-model,model-random")
     ap.add_argument("--sizes", default="1,100,10000", help="games per batch, comma-separated")
     args = ap.parse_args()
-    sizes = [int(x) for x in args.sizes.split(",")]
+    try:
+        sizes = [int(x) for x in args.sizes.split(",")]
+    except ValueError:
+        ap.error(f"--sizes: whole numbers separated by commas, not {args.sizes!r}")
+    if any(n < 1 for n in sizes):
+        ap.error("--sizes: each batch holds at least one game")
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else (lambda: None)
     pairs = [tuple(x.split("-")) for x in args.pairs.split(",")]
     torch.set_num_threads(args.threads)

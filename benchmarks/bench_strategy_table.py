@@ -70,7 +70,9 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     if args.deck_file:
-        nd = next(d for d in read_deck_file(args.deck_file) if d.id == args.deck_id)
+        nd = next((d for d in read_deck_file(args.deck_file) if d.id == args.deck_id), None)
+        if nd is None:
+            ap.error(f"no deck {args.deck_id!r} in {args.deck_file}")
         deck, name = nd.deck, nd.id
     else:
         deck, name = Deck.from_seed(args.seed), f"seed-{args.seed}"

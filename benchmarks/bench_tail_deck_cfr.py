@@ -36,6 +36,8 @@ def main() -> None:
     dev = torch.device(args.device)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     decks = {d.id: d for d in read_deck_file(args.deck_file)}
+    if unknown := [d for d in args.deck_ids if d not in decks]:
+        ap.error(f"no deck {', '.join(unknown)} in {args.deck_file}")
     for deck_id in args.deck_ids:
         nd = decks[deck_id]
         if dev.type == "cuda":

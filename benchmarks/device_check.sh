@@ -23,10 +23,13 @@ step() {  # step NAME SECONDS COMMAND...: run with a time limit, log to OUT_DIR/
 
 {
     date -u +"%Y-%m-%d %H:%M UTC"
+    changes=$(git status --short 2>/dev/null | grep -q . && echo ", with local changes")
+    echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$changes"
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
     grep -m1 "model name" /proc/cpuinfo
     echo "cores: $(nproc)"
-    "$py" -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.cuda.is_available())"
+    "$py" -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__,
+        'cuda', torch.cuda.is_available())"
 } >"$out/machine.txt" 2>&1
 cat "$out/machine.txt"
 
@@ -39,7 +42,7 @@ cat "$out/machine.txt"
 cpu_steps=$!
 
 # shellcheck disable=SC2086  # TESTS is a list of pytest arguments
-step tests 200 "$py" -m pytest -p no:cacheprovider -rfEs --durations=5 \
+step tests 200 "$py" -m pytest -p no:cacheprovider -o addopts= -q -rfEs --durations=5 \
     ${TESTS:-tests/test_devices.py tests/poker/test_poker_devices.py tests/hidden/test_hidden_devices.py}
 step cfr-cuda 120 "$py" benchmarks/bench_cfr.py --device cuda
 step tree-cuda 90 "$py" benchmarks/bench_tree.py --device cuda --repeat 1

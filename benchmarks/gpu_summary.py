@@ -77,8 +77,12 @@ def main() -> None:
 
     tail = (d / "tail-decks-cfr.log").read_text(encoding="utf-8")
     built = re.findall(r"(\S+): ([\d,]+) nodes, built in ([\d.]+) s, tree ([\d.]+) GiB", tail)
-    solved = re.findall(r"DCFR 300 per round, tremble 1e-3: ([\d.]+) s .*?NashConv (\S+), \S+ peak ([\d.]+) GiB", tail)
-    lines += ["", "Tail decks of the paper's file on the GPU (paper tree; DCFR 300 per round, tremble 1e-3):", ""]
+    pattern = r"DCFR (\d+) per round, tremble 1e-3: ([\d.]+) s .*?NashConv (\S+), (?:GPU )?peak ([\d.]+) GiB"
+    solved = re.findall(pattern, tail)
+    its = {x[0] for x in solved}
+    its = its.pop() if len(its) == 1 else "/".join(sorted(its))
+    solved = [x[1:] for x in solved]
+    lines += ["", f"Tail decks of the paper's file on the GPU (paper tree; DCFR {its} per round, tremble 1e-3):", ""]
     lines += ["| deck | nodes | build s | tree GiB | DCFR s | NashConv | GPU peak GiB |", "|---" * 7 + "|"]
     for (deck, nodes, build, gib), (secs, nash_conv, peak) in zip(built, solved, strict=True):
         lines.append(f"| {deck} | {nodes} | {build} | {gib} | {secs} | {nash_conv} | {peak} |")

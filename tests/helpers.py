@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 
+import pytest
 import torch
 
 from pasur.game.cards import Deck
@@ -19,6 +21,34 @@ def accelerators() -> list[str]:
     if listed:
         return [d.strip() for d in listed.split(",") if d.strip()]
     return [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+
+
+#: ``@device_param``: a test run once per accelerator (``device``), skipped where there is none
+_NONE = pytest.param("none", marks=pytest.mark.skip(reason="no accelerator (PASUR_TEST_DEVICES)"))
+device_param = pytest.mark.parametrize("device", accelerators() or [_NONE])
+
+
+def on_device(device: str, *tensors: torch.Tensor) -> None:
+    """Each tensor is on ``device``, its index too where one is named: a silent fallback to the CPU,
+    or to another GPU, fails."""
+    want = torch.device(device)
+    for t in tensors:
+        assert t.device.type == want.type, (t.device, want)
+        assert want.index is None or t.device.index == want.index, (t.device, want)
+
+
+@contextlib.contextmanager
+def no_tf32():
+    """Full float32 in matrix products and convolutions: cuDNN uses TF32 for float32 convolutions
+    by default, which rounds their inputs to 10-bit mantissas (1e-3 relative: a speed trade, not
+    a device error)."""
+    old = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
 
 
 def advance(state: GameState, rng: random.Random, *, to_round: int, to_turn: int = 0) -> GameState:

@@ -249,9 +249,14 @@ def test_a_table_written_in_small_chunks_holds_the_same_rows(tmp_path, mode):
     assert pq.read_table(chunked).equals(pq.read_table(whole))
 
 
-def test_the_edge_checksum_is_the_one_tables_were_written_with():
-    """Tables written before carry this digest in their metadata; the checksum, now computed a
-    chunk at a time, must stay the same stream of bytes or they would all be refused."""
+@pytest.mark.parametrize("chunk", [1 << 20, 997])
+def test_the_edge_checksum_is_the_one_tables_were_written_with(monkeypatch, chunk):
+    """Tables written before carry this digest in their metadata (computed then a whole column at
+    a time); the checksum, now fed a chunk of edges at a time, must stay the same stream of bytes
+    whatever the chunk, or they would all be refused (997 edges cut the larger layers here)."""
+    from pasur.solve import gametree
+
+    monkeypatch.setattr(gametree, "CHECKSUM_CHUNK", chunk)
     s = position(1, 4, 0)
     assert build_tree(s, "paper").edge_checksum() == "350ff21d5c4a357ac9f4903ec2f706b4"
     assert build_tree(s, "compact").edge_checksum() == "bfaa6a3f4ccc005b1e863334b8930323"

@@ -8,14 +8,13 @@ the CPU (comparing the CPU with itself)."""
 
 from __future__ import annotations
 
-import contextlib
 import random
 
 import numpy as np
 import pytest
 import torch
 
-from helpers import accelerators
+from helpers import accelerators, device_param, no_tf32, on_device
 from pasur.game.cards import Deck
 from pasur.hidden.belief import BeliefModel, check_consistent, informative
 from pasur.hidden.boundary import BoundaryNet, ClubsBoundary, LearnedBoundary
@@ -26,9 +25,7 @@ from pasur.hidden.policy import PolicyAgent, PolicyModel
 from pasur.hidden.registry import make_agent
 
 DEVICES = accelerators()
-pytestmark = pytest.mark.parametrize(
-    "device", DEVICES or [pytest.param("none", marks=pytest.mark.skip(reason="no accelerator (PASUR_TEST_DEVICES)"))]
-)
+pytestmark = device_param
 
 # The networks are float32. A CUDA matrix product adds in another order than the CPU's (about
 # 6e-8 relative rounding per addition), and a few layers of 64 to 300 inputs stay well inside
@@ -41,28 +38,6 @@ ATOL_PROB = 1e-5
 # A search's action values are means over worlds of float32 solves whose leaves are the boundary
 # network's values: 1e-3 points bounds what the network's rounding can move them.
 ATOL_SEARCH = 1e-3
-
-
-def _on(device: str, *tensors: torch.Tensor) -> None:
-    """Each tensor is on ``device`` (its index too, where one is named)."""
-    want = torch.device(device)
-    for t in tensors:
-        assert t.device.type == want.type, (t.device, want)
-        assert want.index is None or t.device.index == want.index, (t.device, want)
-
-
-@contextlib.contextmanager
-def _no_tf32():
-    """Full float32 in matrix products and convolutions. PyTorch's default already leaves TF32 off
-    for float32 matrix products; this makes sure of it (TF32 rounds inputs to 10-bit mantissas,
-    1e-3 relative: a speed trade, not a device error)."""
-    old = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
 
 
 #: (deck seed, random moves played): positions in every round, most after the opponent has
@@ -85,13 +60,13 @@ def _infos() -> list:
 # ---------------------------------------------------------------------------- the networks
 
 
-@_no_tf32()
+@no_tf32()
 def test_the_policy_network_gives_the_cpus_outputs(device):
     """The shipped policy-value network on the device: the same legal actions, probabilities,
     action values and state values for a batch of information states."""
     cpu = PolicyModel.load(device="cpu")
     dev = PolicyModel.load(device=device)
-    _on(device, *dev.net.parameters())
+    on_device(device, *dev.net.parameters())
     infos = _infos()
     for (a0, p0, q0, v0), (a1, p1, q1, v1) in zip(cpu.evaluate(infos), dev.evaluate(infos), strict=True):
         assert a1 == a0
@@ -101,13 +76,13 @@ def test_the_policy_network_gives_the_cpus_outputs(device):
         assert v1 == pytest.approx(v0, rel=RTOL, abs=ATOL_POINTS)
 
 
-@_no_tf32()
+@no_tf32()
 def test_the_belief_network_gives_the_cpus_outputs(device):
     """The shipped belief network on the device: the same logits and card marginals (returned on
     the CPU), and worlds drawn from it consistent with what the observer has seen."""
     cpu = BeliefModel.load(device="cpu")
     dev = BeliefModel.load(device=device)
-    _on(device, *dev.net.parameters())
+    on_device(device, *dev.net.parameters())
     infos = _infos()
     assert sum(informative(i) for i in infos) >= 6
     lg0, m0, n0 = cpu.logits(infos)
@@ -131,13 +106,13 @@ def _boundary_inputs(n: int = 256):
     return pool & ~remaining, ca, cb, last, remaining
 
 
-@_no_tf32()
+@no_tf32()
 def test_the_boundary_values_are_the_cpus(device):
     """The shipped learned boundary (one network per round) and the closed form on the device:
     the CPU's values, from inputs on the device (values there) or on the CPU (values back there)."""
     cpu = LearnedBoundary.load(device="cpu")
     dev = LearnedBoundary.load(device=device)
-    _on(device, *dev.net.parameters())
+    on_device(device, *dev.net.parameters())
     assert isinstance(dev.net, BoundaryNet)
     x = _boundary_inputs()
     xd = tuple(t.to(device) for t in x)
@@ -145,7 +120,7 @@ def test_the_boundary_values_are_the_cpus(device):
     for r in range(5):
         want = cpu(r, *x)
         got = dev(r, *xd)
-        _on(device, got)
+        on_device(device, got)
         torch.testing.assert_close(got.cpu(), want, rtol=RTOL, atol=ATOL_POINTS)
         back = dev(r, *x)
         assert back.device.type == "cpu"
@@ -177,7 +152,7 @@ SPECS = {"policy": ATOL_PROB, "pimc:4": ATOL_SEARCH, "ispimc:4:infer:pl0.5": ATO
 
 
 @pytest.mark.parametrize("spec", SPECS)
-@_no_tf32()
+@no_tf32()
 def test_agents_on_the_device_play_legal_games_and_the_cpus_choices(device, spec):
     """Two full games against the heuristic player (one from each seat): every move of the agent
     built for the device is legal, its scores at each of its decisions are the CPU agent's, and
@@ -189,7 +164,7 @@ def test_agents_on_the_device_play_legal_games_and_the_cpus_choices(device, spec
     assert type(dev) is type(cpu) and dev.name == cpu.name
     placed = _placed(dev)
     assert placed
-    _on(device, *placed)
+    on_device(device, *placed)
     decisions = 0
     for seat in (0, 1):
 
@@ -217,7 +192,7 @@ def test_the_belief_agent_runs_its_belief_network_on_the_device(device):
     """``:belief`` agents built for a device evaluate their belief network there too (they loaded
     it on the CPU whatever their device until 2026-11-27)."""
     agent = make_agent("pimc:3:belief", seed=1, device=device)
-    _on(device, *agent.belief.net.parameters())
+    on_device(device, *agent.belief.net.parameters())
 
 
 @pytest.mark.parametrize("seed", [11, 12])
@@ -232,4 +207,4 @@ def test_the_open_hand_optimal_player_plays_the_cpus_game(device, seed):
     assert got.moves == want.moves and got.utility == want.utility
     tree, sol = dev._solution(deck)
     parent, child, gt_edge = tree.round(0).edges(0)
-    _on(device, parent, child, gt_edge, sol.best_edge[(0, 0)])
+    on_device(device, parent, child, gt_edge, sol.best_edge[(0, 0)])

@@ -7,13 +7,12 @@ the CPU (comparing the CPU with itself)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 
 import pytest
 import torch
 
-from helpers import accelerators
+from helpers import accelerators, device_param, no_tf32, on_device
 from pasur.common.regret import METHODS, PREDICTIVE, SCHEDULED
 from pasur.poker.abstraction import abstraction
 from pasur.poker.dense_cfr import DenseCFR
@@ -33,9 +32,7 @@ from pasur.poker.solvers import CFRConfig, CFRSolver
 from pasur.poker.tree import N_ACTIONS
 
 DEVICES = accelerators()
-pytestmark = pytest.mark.parametrize(
-    "device", DEVICES or [pytest.param("none", marks=pytest.mark.skip(reason="no accelerator (PASUR_TEST_DEVICES)"))]
-)
+pytestmark = device_param
 
 # The engine works in float64. A CUDA reduction (sum, cumsum, bmm) adds in another order than the
 # CPU's, and index_add_ / scatter-add add through atomics in a nondeterministic order, so results
@@ -50,14 +47,6 @@ TOL64 = 1e-9
 TOL32 = 1e-5
 
 ALL_METHODS = (*METHODS, *PREDICTIVE, *SCHEDULED)
-
-
-def _on(device: str, *tensors: torch.Tensor) -> None:
-    """Each tensor is on ``device`` (its index too, where one is named)."""
-    want = torch.device(device)
-    for t in tensors:
-        assert t.device.type == want.type, (t.device, want)
-        assert want.index is None or t.device.index == want.index, (t.device, want)
 
 
 def _diff(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
@@ -117,25 +106,26 @@ def test_engine_and_solver_tensors_live_on_the_device(device):
     e = Engine("leduc", device=device)
     assert e.device.type == torch.device(device).type
     lv = e.levels[1][1]
-    _on(device, e.hand_ids[1], e.mult[1], e.mult_ratio[1], e.root_index[1], e.expand_parent[1], e.expand_child[1])
-    _on(device, lv.nodes, lv.par, lv.child_slot, lv.legal, lv.fold_stake, lv.show_stake, e.cards[1].gid)
-    _on(device, e.traverse(TabularPolicy(e), players=(0, 1), modes="max"))
+    on_device(device, e.hand_ids[1], e.mult[1], e.mult_ratio[1], e.root_index[1], e.expand_parent[1], e.expand_child[1])
+    on_device(device, lv.nodes, lv.par, lv.child_slot, lv.legal, lv.fold_stake, lv.show_stake, e.cards[1].gid)
+    on_device(device, e.traverse(TabularPolicy(e), players=(0, 1), modes="max"))
     cfr = CFRSolver(e, CFRConfig(method="dcfr"))
     cfr.iterate(1)
-    _on(device, *cfr.regret, *cfr.strategy_sum, *cfr.current.tables, *cfr.average_policy().tables, *cfr.keying.key)
+    on_device(device, *cfr.regret, *cfr.strategy_sum, *cfr.current.tables, *cfr.average_policy().tables)
+    on_device(device, *cfr.keying.key)
     dense = DenseCFR(e, CFRConfig(method="pcfr+"))
     dense.iterate(1)
-    _on(device, dense.regret, dense.strategy_sum, dense.sigma, *dense.mats, *dense.gather_idx)
-    _on(device, *dense.average_policy().tables)
+    on_device(device, dense.regret, dense.strategy_sum, dense.sigma, *dense.mats, *dense.gather_idx)
+    on_device(device, *dense.average_policy().tables)
     fp = FictitiousPlay(e, "bufp-x")
     fp.iterate(1)
-    _on(device, *fp.average_policy().tables)
+    on_device(device, *fp.average_policy().tables)
     two = Engine("numeral211-tiny", device=device)  # two private cards: card-removal incidences, tie groups
-    _on(device, two.cards[1].incidence, two.cards[1].card_pos, two.cards[2].rends, two.cards[2].hand_rgroup)
+    on_device(device, two.cards[1].incidence, two.cards[1].card_pos, two.cards[2].rends, two.cards[2].hand_rgroup)
     space = ClassSpace(two)
     emb = EmbeddingCFR(two, [Embedding.identity(_weights(two, space)[r]) for r in range(two.R)], space=space)
     emb.iterate(1)
-    _on(device, *emb.regret, *emb.strategy_sum, *emb.current, emb.ops[2].groups[0][5], *emb.parent[1:])
+    on_device(device, *emb.regret, *emb.strategy_sum, *emb.current, emb.ops[2].groups[0][5], *emb.parent[1:])
 
 
 # ---------------------------------------------------------------------------- the CFR family
@@ -169,7 +159,7 @@ def test_cfr_iterates_and_exploitability_equal_the_cpus(device, game, backend, n
     tables, and the same value, best-response values and NashConv of the average."""
     ref = _cfr_cpu(game, backend, method, updates, n)
     got = _cfr_run(game, backend, method, updates, n, device)
-    _on(device, *got["average"], *got["current"])
+    on_device(device, *got["average"], *got["current"])
     assert _diff(got["current"], ref["current"]) <= TOL64
     assert _average_diff(got["average"], ref["average"], ref["sums"]) <= TOL64
     for a, b in zip(got["measures"], ref["measures"], strict=True):
@@ -185,7 +175,7 @@ def test_cfr_on_an_abstraction_equals_the_cpus(device):
         s = CFRSolver(e, CFRConfig(method="cfr+"), k)
         s.iterate(6)
         avg = s.average_policy()
-        _on(dev, *k.key, *avg.tables)
+        on_device(dev, *k.key, *avg.tables)
         out.append((k.n_keys, _cpu(k.key), avg.tables, s.strategy_sum, _evaluation(e, avg)))
     (nk0, key0, avg0, sums0, ev0), (nk1, key1, avg1, _, ev1) = out
     assert nk0 == nk1 and all(torch.equal(a, b) for a, b in zip(key0, key1, strict=True))
@@ -197,7 +187,7 @@ def test_kuhn_reaches_its_game_value_on_the_device(device):
     """The whole run (``solve``: iterations, checks, the CUDA synchronisation) reaches Kuhn's value
     -1/18 for player 0 within the policy's NashConv, as on the CPU (tests/poker/test_poker_cli.py)."""
     r = solve(Engine("kuhn", device=device), CFRConfig(method="cfr+"), iterations=200, check_every=100)
-    _on(device, *r.policy.tables)
+    on_device(device, *r.policy.tables)
     assert 0 < r.nash_conv < 0.01 and abs(r.value + 1 / 18) <= r.nash_conv, (r.value, r.nash_conv)
     ref = solve(Engine("kuhn"), CFRConfig(method="cfr+"), iterations=200, check_every=100)
     assert _close(r.value, ref.value, TOL64) and _close(r.nash_conv, ref.nash_conv, TOL64)
@@ -228,14 +218,14 @@ def test_best_responses_equal_the_cpus(device, game, iso):
     for tables in (None,) if cpu.iso else (None, _random_tables(cpu, seed=7)):
         p_cpu = TabularPolicy(cpu, tables=tables)
         p_dev = TabularPolicy(dev, tables=None if tables is None else [t.to(device) for t in tables])
-        _on(device, *p_dev.tables)
+        on_device(device, *p_dev.tables)
         want = best_response_values(cpu, p_cpu)
         got = best_response_values(dev, p_dev)
         assert all(_close(a, b, TOL64) for a, b in zip(got, want, strict=True)), (got, want)
         assert _close(game_value(dev, p_dev), game_value(cpu, p_cpu), TOL64)
         for p in (0, 1):
             br = best_response_policy(dev, p_dev, p)
-            _on(device, *br.tables)
+            on_device(device, *br.tables)
             v = game_value(dev, br)
             assert _close(v if p == 0 else -v, want[p], TOL64), (p, v, want)
 
@@ -261,7 +251,7 @@ def test_fictitious_play_equals_the_cpus(device, game, n, method):
     e = Engine(game, device=device)
     s = FictitiousPlay(e, method)
     s.iterate(n)
-    _on(device, *s.average_policy().tables)
+    on_device(device, *s.average_policy().tables)
     assert _diff(s.average_policy().tables, tables) <= TOL64
     assert s.fallbacks == fallbacks
     assert _close(exploitability(e, s.average_policy()), expl, TOL64)
@@ -285,7 +275,7 @@ def _embedding_run(device: str, config: CFRConfig, n: int, phis=None, dtype=torc
         embs = [embs[0]] + [Embedding.dense(p, x) for p, x in zip(phis, w[1:], strict=True)]
     s = EmbeddingCFR(e, embs, space=space, config=config)
     s.iterate(n)
-    _on(device, *s.regret, *s.strategy_sum, *s.current, *(x.phi for x in embs if x.phi is not None))
+    on_device(device, *s.regret, *s.strategy_sum, *s.current, *(x.phi for x in embs if x.phi is not None))
     return {
         "average": s.average_tables(),
         "sums": s.strategy_sum,
@@ -339,29 +329,16 @@ def test_embedding_cfr_with_dense_phi_equals_the_cpus(device, dtype):
         assert all(_close(a, b, tol) for a, b in zip(got[key], ref[key], strict=True)), (key, got[key], ref[key])
 
 
-@contextlib.contextmanager
-def _no_tf32():
-    """Full float32 in matrix products and convolutions (cuDNN uses TF32 for float32 convolutions
-    by default, which rounds their inputs to 10-bit mantissas: 1e-3, a speed trade, not an error)."""
-    old = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    try:
-        yield
-    finally:
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
-
-
-@_no_tf32()
+@no_tf32()
 def test_handnet_trains_and_embeds_as_on_the_cpu(device):
     """HandEbdNet (float32 convolution and linear layers): a short seeded training gives the same
-    losses and Phi, and Embedding CFR on its Phi the same exploitability (TF32 off: :func:`_no_tf32`)."""
+    losses and Phi, and Embedding CFR on its Phi the same exploitability (TF32 off: :func:`no_tf32`)."""
     space = ClassSpace(Engine("numeral211-tiny", iso=True))
     x, y, w = class_tensors(space, 1), strength_tensors(space, 1), space.rounds[1].weight
     kw = {"game": "numeral211-tiny", "round": 1, "epochs": 3, "features": 20, "seed": 5, "batch": 32}
     net_cpu, card_cpu = handnet.train(x, y, w, 6, device="cpu", **kw)
     net_dev, card_dev = handnet.train(x, y, w, 6, device=device, **kw)
-    _on(device, *net_dev.parameters())
+    on_device(device, *net_dev.parameters())
     # three epochs of Adam on float32 sums in another order: 1e-4 relative on the losses and Phi
     assert len(card_dev.loss) == 3
     losses = list(zip(card_dev.loss, card_cpu.loss, strict=True))
@@ -370,7 +347,7 @@ def test_handnet_trains_and_embeds_as_on_the_cpu(device):
     assert float((handnet.embedding_matrix(net_dev, x, device=device).cpu() - phi_cpu).abs().max()) <= 1e-4
     # the CPU-trained network on the device: one forward pass, float32 rounding only
     phi_dev = handnet.embedding_matrix(net_cpu, x, device=device)
-    _on(device, phi_dev)
+    on_device(device, phi_dev)
     assert float((phi_dev.cpu() - phi_cpu).abs().max()) <= TOL32
     # Embedding CFR (float64) on the CPU's Phi in round 2, lossless elsewhere
     ident = Embedding.identity(torch.as_tensor(space.rounds[2].weight, dtype=torch.float64)).to_dense()

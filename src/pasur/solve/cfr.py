@@ -175,8 +175,8 @@ class _Layer:
 
     def child_of(self, edges: torch.Tensor) -> torch.Tensor:
         """The children of ``edges`` (indices of this layer's edges): the edges themselves in a
-        tree-like layer, whose child tensors are not kept (12 bytes an edge, a tenth of a paper
-        round's memory)."""
+        tree-like layer, whose child tensors are not kept (12 bytes an edge, about a seventh of
+        a paper round's memory)."""
         return edges if self.tree_like else gather(self.child, edges)
 
     def tremble(self, eps: float) -> None:
@@ -405,9 +405,6 @@ class RoundCFR:
         self._stale = {ALEX, 1 - ALEX}
 
     # -- passes -----------------------------------------------------------------------------
-    def _to_child(self, L: _Layer, per_edge: torch.Tensor) -> torch.Tensor:
-        return per_edge if L.tree_like else scatter(per_edge, L.child, L.n_child)
-
     def _backward(
         self, rule: Callable[[_Layer, int, torch.Tensor], torch.Tensor], on_layer=None, terminal=None
     ) -> torch.Tensor:

@@ -165,7 +165,7 @@ def best_response(tree: GameTree, strategy: Strategy, player: int) -> Solution:
     def rule(rt: RoundTree, t: int, e: _Edges, q):
         if (t & 1) == player:
             return _minimax(rt, t, e, q)
-        return e.add_per_parent(strategy[(rt.round, t)].to(q.dtype) * q)
+        return e.add_per_parent(strategy[(rt.round, t)].to(device=q.device, dtype=q.dtype) * q)
 
     return _backward(tree, rule, keep=False)
 
@@ -174,7 +174,7 @@ def strategy_values(tree: GameTree, strategy: Strategy, *, keep_values: bool = T
     """Values of every node when both players follow ``strategy`` from it."""
 
     def rule(rt: RoundTree, t: int, e: _Edges, q):
-        return e.add_per_parent(strategy[(rt.round, t)].to(q.dtype) * q)
+        return e.add_per_parent(strategy[(rt.round, t)].to(device=q.device, dtype=q.dtype) * q)
 
     return _backward(tree, rule, keep=keep_values)
 

@@ -20,6 +20,9 @@ from pasur.game.cards import CLUBS_BONUS, CLUBS_FOR_BONUS
 from pasur.game.rules import Action
 from pasur.game.state import TURNS_PER_ROUND, GameState
 
+#: edges per step of :meth:`GameTree.edge_checksum` (any size gives the same digest)
+CHECKSUM_CHUNK = 1 << 20
+
 
 @dataclass
 class GTLayer:
@@ -134,6 +137,21 @@ class RoundTree:
         g = self.gt[t]
         return g.parent.long(), g.child.long(), torch.arange(g.n_edges, device=g.parent.device)
 
+    def n_edges_at(self, t: int) -> int:
+        """Solver edges from turn ``t`` to ``t+1``, without building them."""
+        return int(self.fgm[t + 1].shape[0]) if self.mode == "paper" else self.gt[t].n_edges
+
+    def edge_chunk(self, t: int, lo: int, hi: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Edges ``lo:hi`` of :meth:`edges` (``t`` to ``t+1``), built for that slice alone: a tail
+        deck's layer has tens of millions of edges, and its three int64 columns gigabytes."""
+        if self.mode == "paper":
+            fgm = self.fgm[t + 1]
+            child = torch.arange(lo, min(hi, fgm.shape[0]), device=fgm.device)
+            return self.edg[t + 1][lo:hi].long(), child, fgm[lo:hi, 0].long()
+        g = self.gt[t]
+        gt_edge = torch.arange(lo, min(hi, g.n_edges), device=g.parent.device)
+        return g.parent[lo:hi].long(), g.child[lo:hi].long(), gt_edge
+
     def nbytes(self) -> int:
         total = sum(g.nbytes() for g in self.gt.values())
         for d in (self.fgm, self.edg):
@@ -185,7 +203,7 @@ class GameTree:
     @property
     def n_edges(self) -> int:
         """Solver edges (strategy-table rows) over all rounds."""
-        return sum(int(rt.edges(t)[0].shape[0]) for rt in self.rounds for t in range(rt.start_turn, TURNS_PER_ROUND))
+        return sum(rt.n_edges_at(t) for rt in self.rounds for t in range(rt.start_turn, TURNS_PER_ROUND))
 
     def edge_checksum(self) -> str:
         """A digest of the edge structure (per layer: parent, child and action of every edge, and
@@ -194,22 +212,23 @@ class GameTree:
         h = hashlib.blake2b(digest_size=16)
         h.update(self.mode.encode())
 
-        def feed(x: torch.Tensor, chunk: int = 1 << 20) -> None:
-            # the bytes of ``x`` as int64, a chunk at a time: the same stream, hence the same digest,
-            # without a layer's worth (hundreds of MB on a tail deck) of copies at once
-            for lo in range(0, x.shape[0], chunk):
-                h.update(x[lo : lo + chunk].to("cpu", torch.int64).contiguous().numpy().tobytes())
+        def feed(x: torch.Tensor) -> None:
+            h.update(x.to("cpu", torch.int64).contiguous().numpy().tobytes())
 
+        # each column of a layer in turn (parent, child, card, captured), a chunk of edges at a time:
+        # the same stream of bytes, hence the same digest, as whole columns, without a tail layer's
+        # gigabytes of int64 copies at once
+        step = CHECKSUM_CHUNK
         for rt in self.rounds:
             for t in range(rt.start_turn, TURNS_PER_ROUND):
-                parent, child, gt_edge = rt.edges(t)
-                g = rt.gt[t]
-                feed(parent)
-                feed(child)
-                feed(g.card[gt_edge])
-                feed(g.captured[gt_edge])
+                g, n = rt.gt[t], rt.n_edges_at(t)
+                for k in range(4):
+                    for lo in range(0, n, step):
+                        parent, child, gt_edge = rt.edge_chunk(t, lo, lo + step)
+                        feed(parent if k == 0 else child if k == 1 else (g.card if k == 2 else g.captured)[gt_edge])
             if rt.link is not None:
-                feed(rt.link)
+                for lo in range(0, rt.link.shape[0], step):
+                    feed(rt.link[lo : lo + step])
         return h.hexdigest()
 
     def path_to(self, r: int, t: int, node: int) -> list[Action]:

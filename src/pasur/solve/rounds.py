@@ -177,7 +177,7 @@ def solve_cfr(
         iterations[rt.round] = solver.it
         trace.seconds = time.perf_counter() - t_round
         traces.append(trace)
-        del solver
+        del solver, avg, measures, snapshots  # (on a GPU, the next round's solver needs the room)
     traces.reverse()
     root_value = float(suffix[0][0])
     nash = float(suffix[1][0] - suffix[2][0])  # exact best responses of the whole game, round by round

@@ -52,8 +52,9 @@ SCHEMA = pa.schema(
 
 
 #: rows per batch written: bounds the writer's transient memory (a few hundred bytes a row) on
-#: layers of tens of millions of edges; Parquet's 1 Mi-row group, so the row groups fall where
-#: whole layers put them and the file is the same, byte for byte
+#: layers of tens of millions of edges. It is pyarrow's default row group (1 Mi rows since Arrow
+#: 13), so the row groups fall where whole layers put them and the file of a tree without empty
+#: layers is the same, byte for byte, as one written a layer at a time
 CHUNK_ROWS = 1 << 20
 
 
@@ -75,22 +76,19 @@ def write_strategy_table(
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression="zstd") as writer:
         for rt in tree.rounds:
             for t in range(rt.start_turn, TURNS_PER_ROUND):
-                parent, child, gt_edge = rt.edges(t)
-                layer, probability = rt.gt[t], strategy[(rt.round, t)]
-                n = parent.shape[0]
+                layer, probability, n = rt.gt[t], strategy[(rt.round, t)], rt.n_edges_at(t)
                 for lo in range(0, n, chunk_rows):
-                    part = slice(lo, min(n, lo + chunk_rows))
-                    features = infoset_tensor(tree, rt.round, t + 1, child[part]).cpu().numpy()
+                    parent, child, gt_edge = rt.edge_chunk(t, lo, lo + chunk_rows)
+                    features = infoset_tensor(tree, rt.round, t + 1, child).cpu().numpy()
                     cols = {name: features[:, i] for i, name in enumerate(FEATURE_COLUMNS)}
                     k = features.shape[0]
-                    cols["probability"] = probability[part].cpu().numpy().astype("float32")
+                    cols["probability"] = probability[lo : lo + k].cpu().numpy().astype("float32")
                     cols["deck_id"] = pa.DictionaryArray.from_arrays(pa.array(np.zeros(k, np.int32)), deck_ids)
-                    cols["edge"] = np.arange(part.start, part.start + k, dtype=np.int64)
-                    cols["node"] = parent[part].cpu().numpy()
-                    cols["child"] = child[part].cpu().numpy()
-                    edges = gt_edge[part]
-                    cols["action_card"] = layer.card[edges].cpu().numpy()
-                    cols["action_captured"] = layer.captured[edges].cpu().numpy()
+                    cols["edge"] = np.arange(lo, lo + k, dtype=np.int64)
+                    cols["node"] = parent.cpu().numpy()
+                    cols["child"] = child.cpu().numpy()
+                    cols["action_card"] = layer.card[gt_edge].cpu().numpy()
+                    cols["action_captured"] = layer.captured[gt_edge].cpu().numpy()
                     writer.write_table(pa.table(cols, schema=writer.schema))
                     del features, cols
                 rows += n
