@@ -15,7 +15,7 @@ import argparse
 import time
 
 import torch
-from bench_strategy_table import PeakSampler, rss
+from bench_strategy_table import PeakSampler, trimmed_rss
 
 from pasur.game.cards import read_deck_file
 from pasur.game.state import GameState
@@ -37,7 +37,7 @@ def main() -> None:
         ap.error(f"no deck {args.deck_id!r} in {args.deck_file}")
     tree = build_tree(GameState.initial(nd.deck), args.tree, infosets=True)
     largest = max(sum(int(rt.edges(t)[0].shape[0]) for t in range(rt.start_turn, 8)) for rt in tree.rounds)
-    before = rss()
+    before = trimmed_rss()
     sampler = PeakSampler()
     sampler.start()
     t0 = time.perf_counter()
@@ -46,13 +46,14 @@ def main() -> None:
     sampler.stop.set()
     sampler.join()
     extra = sampler.peak - before
-    head = ["deck", "nodes", "largest round, edges", "tree MiB", "RSS before MiB", "CFR peak above it MiB"]
+    head = ["deck", "nodes", "largest round, edges", "tree MiB", "RSS before MiB", "CFR peak MiB"]
+    head += ["CFR peak above it MiB"]
     head += ["bytes per edge of the largest round", "seconds"]
     print("| " + " | ".join(head) + " |")
     print("|---" * len(head) + "|")
     print(
         f"| {nd.id} | {tree.n_nodes:,} | {largest:,} | {tree.nbytes() / 2**20:,.0f} | {before / 2**20:,.0f} "
-        f"| {extra / 2**20:,.0f} | {extra / largest:.1f} | {secs:.1f} |"
+        f"| {sampler.peak / 2**20:,.0f} | {extra / 2**20:,.0f} | {extra / largest:.1f} | {secs:.1f} |"
     )
 
 

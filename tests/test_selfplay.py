@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from pasur.game.cards import Deck
@@ -139,3 +140,32 @@ def test_cfr_strategy_against_random_guarantees_about_the_value(reference_decks,
     assert every == batch.utility().tolist()
     assert m["win_rate"] == sum(u > 0 for u in every) / 2000
     assert m["tie_rate"] == sum(u == 0 for u in every) / 2000
+
+
+@pytest.mark.parametrize("mode", ["compact", "paper"])
+@pytest.mark.parametrize("budget", [0, 60_000])
+def test_a_bounded_self_play_cache_plays_the_same_games(monkeypatch, mode, budget):
+    """A tail deck's per-layer self-play tables would take about 17 GB kept whole; past the budget
+    (none at all, or a few layers' worth here) they are made again for each batch, and the games
+    must be the same, move for move, as with every table kept, for every agent that uses them."""
+    from pasur.play import selfplay
+    from pasur.play.selfplay import BatchStrategy
+
+    deck = Deck.from_seed(4)
+    start = GameState.initial(deck)
+
+    def games(tree, strategy):
+        out = []
+        for alex, bob in ((BatchStrategy(strategy, 1), BatchRandom(seed=2)), (BatchRandom(seed=3), BatchRandom(4))):
+            for _ in range(2):  # a second batch meets the tables the first one kept (or not)
+                b = play_batch(deck, alex, bob, n_games=25, tree=tree, start=start)
+                out.append([b.actions_of(g) for g in range(25)])
+        return out
+
+    tree, strategy = _tree_and_strategy(deck, mode)
+    kept = games(tree, strategy)
+    monkeypatch.setattr(selfplay, "SELFPLAY_CACHE_BYTES", budget)
+    tree, strategy = _tree_and_strategy(deck, mode)
+    assert games(tree, strategy) == kept
+    cache = selfplay._TreeCache.of(tree)
+    assert cache.nbytes <= budget and (budget == 0) == (not cache.entries)

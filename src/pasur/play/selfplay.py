@@ -271,10 +271,48 @@ class _Layer:
     search_steps: int  # halvings that narrow any node's edges to one
 
 
+#: bytes of per-layer self-play tables (:func:`tree_layer`, the strategy agent's cumulative sums)
+#: kept on a tree between batches. A tail deck's paper tree needs about 70 bytes an edge of them,
+#: 17 GB on a 248 M-node tree: past the budget a layer's tables are made again for each batch.
+SELFPLAY_CACHE_BYTES = 4 * 2**30
+
+
+class _TreeCache:
+    """The self-play tables of one tree, kept while they fit :data:`SELFPLAY_CACHE_BYTES`. Games
+    walk the layers in order, batch after batch, so a full cache keeps the first layers it met and
+    takes no more (evicting the oldest would drop exactly the next batch's first layers); past it,
+    the last table of each kind is kept aside, for the other calls of the same turn."""
+
+    def __init__(self) -> None:
+        self.entries: dict = {}
+        self.nbytes = 0
+        self.last: dict = {}  # kind (the key's first item) -> (key, value), outside the budget
+
+    @staticmethod
+    def of(tree) -> _TreeCache:
+        return tree.__dict__.setdefault("_selfplay_cache", _TreeCache())
+
+    def get(self, key):
+        hit = self.entries.get(key)
+        if hit is None and key[0] in self.last and self.last[key[0]][0] == key:
+            hit = self.last[key[0]][1]
+        return hit
+
+    def put(self, key, value, tensors) -> None:
+        size = sum(x.element_size() * x.numel() for x in tensors)
+        if self.nbytes + size <= SELFPLAY_CACHE_BYTES:
+            self.entries[key] = value
+            self.nbytes += size
+        else:
+            self.last[key[0]] = (key, value)
+
+
 def tree_layer(tree, r: int, t: int) -> _Layer:
-    """The layer (round ``r``, turn ``t``) of ``tree`` for self-play, made once per tree."""
-    cache = tree.__dict__.setdefault("_selfplay_layers", {})
-    if (r, t) not in cache:
+    """The layer (round ``r``, turn ``t``) of ``tree`` for self-play, kept on the tree while the
+    budget allows (:class:`_TreeCache`)."""
+    cache = _TreeCache.of(tree)
+    hit = cache.get(("layer", r, t))
+    if hit is None:
         rt = tree.round(r)
         parent, child, gt_edge = rt.edges(t)
         grouped = rt.mode == "compact"  # edges already grouped by parent, in legal order
@@ -289,10 +327,10 @@ def tree_layer(tree, r: int, t: int) -> _Layer:
         g = gt_edge[order]
         layer = rt.gt[t]
         steps = (int(deg.max()) - 1).bit_length() if deg.numel() else 0
-        cache[(r, t)] = _Layer(
-            order, torch.cumsum(deg, 0) - deg, deg, child[order], layer.card.long()[g], layer.captured[g], steps
-        )
-    return cache[(r, t)]
+        start = torch.cumsum(deg, 0) - deg
+        hit = _Layer(order, start, deg, child[order], layer.card.long()[g], layer.captured[g], steps)
+        cache.put(("layer", r, t), hit, (hit.order, hit.start, hit.deg, hit.child, hit.card, hit.captured))
+    return hit
 
 
 class TreeTracker:
@@ -372,16 +410,17 @@ class BatchStrategy:
 
     def _cdf(self, tree, r: int, t: int, layer: _Layer):
         """The strategy's cumulative probabilities over the layer's edges, and per node the value
-        before its first edge and its total; made once per tree and strategy."""
-        cache = tree.__dict__.setdefault("_selfplay_cdf", {})
-        key = (id(self.strategy), r, t)
+        before its first edge and its total; kept on the tree per strategy while the budget allows."""
+        cache = _TreeCache.of(tree)
+        key = ("cdf", id(self.strategy), r, t)
         hit = cache.get(key)
         if hit is None or hit[0] is not self.strategy:
             p = self.strategy[(r, t)].to(layer.order.device)[layer.order].double()
             cum = torch.cumsum(p, 0)
             base = cum[layer.start] - p[layer.start]
             total = cum[layer.start + layer.deg - 1] - base
-            hit = cache[key] = (self.strategy, cum, base, total)
+            hit = (self.strategy, cum, base, total)
+            cache.put(key, hit, hit[1:])
         return hit[1:]
 
 
