@@ -40,13 +40,14 @@ def rss() -> int:
 
 def trimmed_rss() -> int:
     """The resident set after glibc has given back the freed memory it kept (``malloc_trim``), so
-    that a version's transients are not hidden in what an earlier step left to the allocator."""
+    that a version's transients are not hidden in what an earlier step left to the allocator.
+    (Not ``pasur.common.memory.release_freed``: the benchmark also runs older versions.)"""
     import contextlib
     import ctypes
     import gc
 
     gc.collect()
-    with contextlib.suppress(OSError):  # (not glibc: nothing to trim)
+    with contextlib.suppress(OSError, AttributeError):  # (not glibc: nothing to trim)
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     return rss()
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from pasur.common import raytasks
 from pasur.common.conventions import relabel_summary
 from pasur.common.errors import PasurInputError
+from pasur.common.memory import release_freed
 from pasur.common.outputs import atomic_path, folder_lock, prepare_resumable_dir, replace_dir, write_text_atomic
 from pasur.game.cards import NamedDeck, parse_deck
 from pasur.study.manifest import Manifest
@@ -268,6 +269,8 @@ def run_one(deck: dict, job: dict, memory_limit: int | None, threads: int = 1) -
             files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
     except Exception as e:
         return {**base, "ok": False, "error": _error_message(e), "finished": time.time()}
+    finally:
+        release_freed()  # the next deck of this process starts from what is really held
     return {**base, "ok": True, "record": record, "files": files, "finished": time.time()}
 
 
