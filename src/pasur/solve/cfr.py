@@ -164,7 +164,8 @@ class _Layer:
     parent32: torch.Tensor  # int32 [E]: gathers are faster with int32 indices
     child32: torch.Tensor | None  # int32 [E]; None when tree_like
     # work buffers, reused every iteration (the hot loop allocates nothing)
-    q: torch.Tensor  # [E] reward + value of the child
+    q: torch.Tensor  # [E] reward + value of the child (kept from the values pass to the updates)
+    # scratch within one layer's step: views of two buffers that the round's layers share
     tmp: torch.Tensor  # [E]
     tmp2: torch.Tensor  # [E]
     vpar: torch.Tensor  # [n_parent] values of the parents
@@ -236,6 +237,8 @@ class RoundCFR:
         self.terminal = terminal.to(device=device, dtype=self.dtype)
         self.n_roots = rt.n_nodes(rt.start_turn)
         self.layers: list[_Layer] = []
+        widest = max((rt.n_edges_at(t) for t in range(rt.start_turn, TURNS_PER_ROUND)), default=0)
+        self._scratch = scratch = [torch.empty(widest, dtype=self.dtype, device=device) for _ in range(2)]
         for t in range(rt.start_turn, TURNS_PER_ROUND):
             parent, child, gt_edge = (x.to(device) for x in rt.edges(t))
             n_parent, n_child = rt.n_nodes(t), rt.n_nodes(t + 1)
@@ -244,7 +247,7 @@ class RoundCFR:
             deg = torch.bincount(parent, minlength=n_parent).to(self.dtype)
             uniform = 1.0 / deg[parent]
             e = parent.shape[0]
-            buffers = [torch.empty(e, dtype=self.dtype, device=device) for _ in range(3)]
+            buffers = [torch.empty(e, dtype=self.dtype, device=device), scratch[0][:e], scratch[1][:e]]
             vpar = torch.empty(n_parent, dtype=self.dtype, device=device)
             self.layers.append(
                 _Layer(
@@ -313,7 +316,7 @@ class RoundCFR:
             parent = gather(remap, gather(L.parent, sel))
             child = gather(child_remap, child)
             e = sel.shape[0]
-            buffers = [torch.empty(e, dtype=self.dtype, device=dev) for _ in range(3)]
+            buffers = [torch.empty(e, dtype=self.dtype, device=dev), self._scratch[0][:e], self._scratch[1][:e]]
             n_parent, n_child = int(keep.shape[0]), int(child_keep.shape[0])
             layers.append(
                 _Layer(
