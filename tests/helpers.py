@@ -51,6 +51,31 @@ def no_tf32():
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = old
 
 
+def assert_batch_replays(start: GameState, batch) -> None:
+    """Every game of a finished self-play batch, replayed move by move through the scalar engine
+    from ``start``: each move legal there, and the end the batch's (points and utility)."""
+    a, b = batch.points()
+    utility = batch.utility()
+    for g in range(batch.n):
+        s = start
+        for action in batch.actions_of(g):
+            assert action in s.legal_actions(), (g, action)
+            s = s.apply(action)
+        assert s.is_terminal and s.points == (int(a[g]), int(b[g])) and s.utility() == int(utility[g])
+
+
+def boundary_inputs(n: int, clubs_up_to: int = 6):
+    """Random boundary positions for the round-boundary value (pool disjoint from the cards still
+    to come; each player's clubs 0..``clubs_up_to``, 7 meaning clinched; last capturer 0..2)."""
+    g = torch.Generator().manual_seed(0)
+    pool = torch.randint(0, 2**20, (n,), generator=g) << 4
+    remaining = torch.randint(0, 2**30, (n,), generator=g) << 20
+    top = clubs_up_to + 1
+    ca, cb = torch.randint(0, top, (n,), generator=g), torch.randint(0, top, (n,), generator=g)
+    last = torch.randint(0, 3, (n,), generator=g)
+    return pool & ~remaining, ca, cb, last, remaining
+
+
 def advance(state: GameState, rng: random.Random, *, to_round: int, to_turn: int = 0) -> GameState:
     """Play random legal actions until (round, turn) is reached."""
     while (state.round, state.turn) < (to_round, to_turn):

@@ -21,7 +21,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
-from helpers import device_param, on_device, position
+from helpers import assert_batch_replays, device_param, on_device, position
 from pasur.cli import app
 from pasur.common.memory import MemoryGuard, TreeTooLargeError, available_bytes
 from pasur.game.cards import Deck
@@ -150,13 +150,8 @@ def test_batched_games_on_the_device_replay_in_the_scalar_engine(device):
     deck = Deck.from_seed(11)
     batch = play_batch(deck, BatchRandom(seed=1), BatchGreedy(), n_games=40, device=device)
     on_device(device, batch.utility())
-    a, b = batch.points()
     assert len({tuple(batch.actions_of(g)) for g in range(40)}) > 20  # the games differ
-    for g in range(40):
-        s = GameState.initial(deck)
-        for action in batch.actions_of(g):
-            s = s.apply(action)  # raises on an illegal action
-        assert s.is_terminal and s.points == (int(a[g]), int(b[g]))
+    assert_batch_replays(GameState.initial(deck), batch)
 
 
 def test_greedy_play_on_the_device_is_the_cpus(device):
@@ -218,13 +213,9 @@ def test_a_model_agent_on_the_device_plays_legal_games_and_scores_as_on_the_cpu(
         state.infosets["compact"] = InfosetTracker(state, "compact")
         probs.append(BatchModel(model, 0).probabilities(state, state.legal_actions()).cpu().numpy())
     np.testing.assert_allclose(probs[1], probs[0], rtol=1e-6, atol=1e-7)
-    batch = play_batch(start.deck, BatchModel(model, 1), BatchRandom(2), 30, device=device, start=start)
-    for g in range(30):
-        s = start
-        for a in batch.actions_of(g):
-            assert a in s.legal_actions()
-            s = s.apply(a)
-        assert s.is_terminal and s.utility() == int(batch.utility()[g])
+    assert_batch_replays(
+        start, play_batch(start.deck, BatchModel(model, 1), BatchRandom(2), 30, device=device, start=start)
+    )
 
 
 @pytest.mark.parametrize("tree", MODES)

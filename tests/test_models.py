@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from helpers import position
+from helpers import assert_batch_replays, position
 from pasur.common.errors import PasurInputError
 from pasur.learn.models import BatchModel, ModelParams, card_path, fit_model, load_model, save_model
 from pasur.play.infosets import InfosetTracker
@@ -237,13 +237,7 @@ def test_infosets_need_the_rounds_history():
 def test_model_games_replay_in_the_scalar_engine(tmp_path):
     start, _, path = _table(tmp_path, 3)
     model = fit_model([path], SMALL)
-    batch = play_batch(start.deck, BatchModel(model, 1), BatchRandom(2), 30, start=start)
-    for g in range(30):
-        s = start
-        for a in batch.actions_of(g):
-            assert a in s.legal_actions()
-            s = s.apply(a)
-        assert s.is_terminal and s.utility() == int(batch.utility()[g])
+    assert_batch_replays(start, play_batch(start.deck, BatchModel(model, 1), BatchRandom(2), 30, start=start))
 
 
 def test_model_probabilities_are_clipped_and_normalized_per_game(tmp_path):

@@ -8,17 +8,13 @@ import json
 import pytest
 import torch
 
+from helpers import boundary_inputs
 from pasur.common.errors import PasurInputError
 from pasur.hidden.boundary import DEFAULT_WEIGHTS, BoundaryNet, LearnedBoundary, card_path
 
 
 def _inputs(n: int = 8):
-    g = torch.Generator().manual_seed(0)
-    pool = torch.randint(0, 2**20, (n,), generator=g) << 4
-    remaining = torch.randint(0, 2**30, (n,), generator=g) << 20
-    ca, cb = torch.randint(0, 7, (n,), generator=g), torch.randint(0, 7, (n,), generator=g)
-    last = torch.randint(0, 3, (n,), generator=g)
-    return pool & ~remaining, ca, cb, last, remaining
+    return boundary_inputs(n)
 
 
 def test_the_shipped_weights_match_their_card():

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers import accelerators, device_param, no_tf32, on_device
+from helpers import boundary_inputs, device_param, no_tf32, on_device
 from pasur.game.cards import Deck
 from pasur.hidden.belief import BeliefModel, check_consistent, informative
 from pasur.hidden.boundary import BoundaryNet, ClubsBoundary, LearnedBoundary
@@ -24,7 +24,6 @@ from pasur.hidden.optimal import OptimalAgent
 from pasur.hidden.policy import PolicyAgent, PolicyModel
 from pasur.hidden.registry import make_agent
 
-DEVICES = accelerators()
 pytestmark = device_param
 
 # The networks are float32. A CUDA matrix product adds in another order than the CPU's (about
@@ -96,14 +95,8 @@ def test_the_belief_network_gives_the_cpus_outputs(device):
 
 
 def _boundary_inputs(n: int = 256):
-    """Random boundary positions (pool disjoint from the cards still to come), as in
-    tests/hidden/test_hidden_boundary.py, with clubs up to 7 (clinched)."""
-    g = torch.Generator().manual_seed(0)
-    pool = torch.randint(0, 2**20, (n,), generator=g) << 4
-    remaining = torch.randint(0, 2**30, (n,), generator=g) << 20
-    ca, cb = torch.randint(0, 8, (n,), generator=g), torch.randint(0, 8, (n,), generator=g)
-    last = torch.randint(0, 3, (n,), generator=g)
-    return pool & ~remaining, ca, cb, last, remaining
+    """Random boundary positions, with clubs up to 7 (clinched)."""
+    return boundary_inputs(n, clubs_up_to=7)
 
 
 @no_tf32()

@@ -12,7 +12,7 @@ import functools
 import pytest
 import torch
 
-from helpers import accelerators, device_param, no_tf32, on_device
+from helpers import device_param, no_tf32, on_device
 from pasur.common.regret import METHODS, PREDICTIVE, SCHEDULED
 from pasur.poker.abstraction import abstraction
 from pasur.poker.dense_cfr import DenseCFR
@@ -31,7 +31,6 @@ from pasur.poker.run import make_solver, solve
 from pasur.poker.solvers import CFRConfig, CFRSolver
 from pasur.poker.tree import N_ACTIONS
 
-DEVICES = accelerators()
 pytestmark = device_param
 
 # The engine works in float64. A CUDA reduction (sum, cumsum, bmm) adds in another order than the
