@@ -14,7 +14,6 @@ decision (CFR's values do not change the writer's work).
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import shutil
 import tempfile
@@ -25,17 +24,15 @@ from pathlib import Path
 
 import torch
 
+from pasur.common.memory import used_bytes
 from pasur.game.cards import Deck, read_deck_file
 from pasur.game.state import GameState
 from pasur.solve.strategy_io import write_strategy_table
 from pasur.solve.tree import build_tree
 
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
 
 def rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * PAGE
+    return used_bytes(torch.device("cpu"))  # the resident set (/proc/self/statm)
 
 
 def trimmed_rss() -> int:

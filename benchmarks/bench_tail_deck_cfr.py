@@ -8,11 +8,11 @@ tail decks of the paper's deck file (100 M to 324 M nodes) are where a sweep's t
 from __future__ import annotations
 
 import argparse
-import resource
 import time
 
 import torch
 
+from pasur.common.memory import peak_bytes
 from pasur.game.cards import read_deck_file
 from pasur.game.state import GameState
 from pasur.solve.cfr import CFRParams
@@ -21,9 +21,7 @@ from pasur.solve.tree import build_tree
 
 
 def peak_gib(dev: torch.device) -> float:
-    if dev.type == "cuda":
-        return torch.cuda.max_memory_allocated(dev) / 2**30
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+    return peak_bytes(dev) / 2**30
 
 
 def main() -> None:

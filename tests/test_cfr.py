@@ -242,7 +242,7 @@ def test_a_table_written_in_small_chunks_holds_the_same_rows(tmp_path, mode):
     tree = build_tree(position(8, 4, 0), mode)
     res = solve_cfr(tree, CFRParams(method="dcfr", iterations=5))
     whole, chunked = tmp_path / "whole.parquet", tmp_path / "chunked.parquet"
-    largest = max(int(rt.edges(t)[0].shape[0]) for rt in tree.rounds for t in range(rt.start_turn, 8))
+    largest = max(rt.n_edges_at(t) for rt in tree.rounds for t in range(rt.start_turn, 8))
     write_strategy_table(whole, tree, res.strategy, "d", chunk_rows=largest)
     write_strategy_table(chunked, tree, res.strategy, "d", chunk_rows=997)
     assert pq.ParquetFile(chunked).metadata.num_row_groups > pq.ParquetFile(whole).metadata.num_row_groups

@@ -290,7 +290,10 @@ class _TreeCache:
 
     @staticmethod
     def of(tree) -> _TreeCache:
-        return tree.__dict__.setdefault("_selfplay_cache", _TreeCache())
+        cache = tree.__dict__.get("_selfplay_cache")
+        if cache is None:
+            cache = tree.__dict__["_selfplay_cache"] = _TreeCache()
+        return cache
 
     def get(self, key):
         hit = self.entries.get(key)
