@@ -60,7 +60,7 @@ def release_freed() -> None:
     system (``malloc_trim``). A sweep that runs decks one after another in one process calls it
     between decks: on one ref0 deck of the Figure 14 sweep's job the cycles held 0.3 GiB and the
     heap 1.5 GiB more (benchmarks/bench_deck_retention.py), and after the paper's deck 37 (248 M
-    nodes) the process still held 18 GB when the next deck began."""
+    nodes) the process still held 17.3 GiB when the next deck began."""
     import contextlib
     import ctypes
     import gc
