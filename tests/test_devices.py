@@ -226,3 +226,43 @@ def test_the_cli_solves_on_the_device(device, tree, reference_decks):
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["value"] == nd.value and out["device"] == device
+
+
+def test_cfr_in_parts_on_the_device_is_the_whole_solve(device):
+    """A tree-like round solved in parts of its roots (pasur.solve.round_parts) on the device:
+    the whole solve's strategy and values, to the device's rounding (its sums are atomics)."""
+    tree = build_tree(position(0, 2, 0), "paper", device)
+    params = CFRParams(method="dcfr", iterations=30, tremble=0.001)
+    whole = solve_cfr(tree, params, solver_memory=10**12)
+    widest = max(sum(rt.n_edges_at(t) for t in range(rt.start_turn, 8)) for rt in tree.rounds)
+    parts = solve_cfr(tree, params, solver_memory=4 * widest + 108 * widest // 3)
+    for key, x in whole.strategy.items():
+        on_device(device, parts.strategy[key])
+        assert float((parts.strategy[key] - x).abs().max()) < ITERATE_TOL, key
+    assert parts.root_value == pytest.approx(whole.root_value, abs=ITERATE_TOL)
+    assert parts.nash_conv == pytest.approx(whole.nash_conv, abs=ITERATE_TOL)
+
+
+def test_a_sweep_deck_runs_on_the_device_as_on_the_cpu(device, tmp_path, reference_decks):
+    """A Figure 14 deck of the sweep on the device: paper tree, CFR, strategy table, a model fitted
+    with play weights (XGBoost where its build can train: the card says where) and its matchups."""
+    import xgboost as xgb
+
+    from pasur.study.pipeline import DeckJob, run_deck
+
+    params = {"rounds": 4, "max_depth": 4, "max_rows": 50_000, "row_weights": "play", "validation_fraction": 0}
+    matchups = ("model-vs-model", "model-vs-random", "random-vs-model", "table-vs-random")
+    recs = {}
+    for dev in ("cpu", device):
+        job = DeckJob(CFRParams(method="dcfr", iterations=20, tremble=0.001), "paper", dev, True, params, 40, matchups)
+        recs[dev] = run_deck(reference_decks[2], job, tmp_path / dev)
+    cpu, acc = recs["cpu"], recs[device]
+    assert acc["device"] == device and acc["nodes"] == cpu["nodes"] and acc["exact_value"] == cpu["exact_value"]
+    assert acc["value"] == pytest.approx(cpu["value"], abs=ITERATE_TOL)
+    card = json.loads((tmp_path / device / "model.card.json").read_text())
+    assert card["parameters"]["device"] == (
+        "cuda" if device.startswith("cuda") and xgb.build_info().get("USE_CUDA") else "cpu"
+    )
+    assert card["training"]["rows_used"] == 50_000
+    for m in matchups:
+        assert -60 <= acc[f"{m.replace('-', '_')}_mean"] <= 60

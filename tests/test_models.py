@@ -273,3 +273,27 @@ def test_a_cap_on_the_measured_rows_leaves_the_model_as_it_was(tmp_path, monkeyp
     m = models._measured_rows(group, h, SMALL.validation_fraction, SMALL.sample_seed, held // 3)
     assert not (m & ~h).any() and int(m.sum()) == rows  # a subset of the held-out rows
     assert all(m[group == g].all() or not m[group == g].any() for g in np.unique(group[h]))  # siblings together
+
+
+def test_a_fit_asked_for_on_a_gpu_trains_where_xgboost_can_and_says_so(tmp_path):
+    """xgboost-cpu has no CUDA: a sweep run with --device cuda fits its models on the CPU, and the
+    card names the CPU (a CUDA build of XGBoost, on a machine with a GPU, names CUDA)."""
+    import xgboost as xgb
+
+    _, _, path = _table(tmp_path, 3)
+    model = fit_model([path], SMALL, device="cuda")
+    assert model.card["parameters"]["device"] == ("cuda" if xgb.build_info().get("USE_CUDA") else "cpu")
+    assert fit_model([path], SMALL).card["parameters"]["device"] == "cpu"
+
+
+def test_a_training_table_reads_its_decision_points_only_when_asked(tmp_path):
+    from pasur.learn.models import read_training_table
+
+    _, _, path = _table(tmp_path, 3)
+    full, lean = read_training_table(path), read_training_table(path, groups=False)
+    assert lean.group is None and full.group is not None and full.group.shape == full.y.shape
+    assert np.array_equal(full.y, lean.y) and (full.deck_id, full.mode) == (lean.deck_id, lean.mode) == (
+        "deck-3",
+        "compact",
+    )
+    assert np.array_equal(full.y, 100 * pq.read_table(path).column("probability").to_numpy())

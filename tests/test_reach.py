@@ -110,6 +110,9 @@ def test_play_weights_of_a_tables_rows(tmp_path):
     # the caller's tree (a sweep's, with infosets) gives the same weights as the rebuilt one, and
     # the same model; another deck's or mode's tree is refused
     assert np.array_equal(play_row_weights(path, tree), w)
+    # and the strategy the table was written from (a sweep's, in memory) gives them too, as does
+    # a fit given it
+    assert np.array_equal(play_row_weights(path, tree, res.strategy), w)
     with pytest.raises(PasurInputError, match="not this table's deck"):
         play_row_weights(path, build_tree(GameState.initial(Deck.from_seed(37)), "compact", infosets=False))
     with pytest.raises(PasurInputError, match="not this table's deck"):
@@ -117,10 +120,13 @@ def test_play_weights_of_a_tables_rows(tmp_path):
 
     params = ModelParams(rounds=4, max_depth=4, row_weights="play", max_rows=rows // 2)
     model = fit_model([path], params)
-    again = fit_model([path], params, trees={path: tree})
     x = np.random.default_rng(0).integers(-1, 3, size=(64, 58)).astype(np.float32)
-    assert np.array_equal(model.predict(x), again.predict(x))
-    assert model.card["validation"]["rmse"] == again.card["validation"]["rmse"]
+    for again in (
+        fit_model([path], params, trees={path: tree}),
+        fit_model([path], params, trees={path: tree}, strategies={path: res.strategy}),
+    ):
+        assert np.array_equal(model.predict(x), again.predict(x))
+        assert model.card["validation"]["rmse"] == again.card["validation"]["rmse"]
     model = fit_model([path], ModelParams(rounds=4, max_depth=4, row_weights="play"))
     assert model.card["parameters"]["row_weights"] == "play"
     v = model.card["validation"]
@@ -152,3 +158,21 @@ def test_priority_sampling_keeps_heavy_rows_and_is_unbiased():
     assert np.mean(totals) == pytest.approx(w.sum(), rel=0.01)
     everything, same = priority_sample(w, 20_000, np.random.default_rng(0))
     assert np.array_equal(everything, np.arange(10_000)) and np.array_equal(same, w)
+
+
+@pytest.mark.parametrize("slice_rows", [7, 1000, 1 << 24])
+def test_priority_sampling_in_slices_is_the_one_draw(monkeypatch, slice_rows):
+    """The sample is drawn a slice of rows at a time (a tail deck's table has 300 M rows): the same
+    rows and weights as the plain formula over one draw of all the random numbers."""
+    from pasur.learn import models
+
+    monkeypatch.setattr(models, "WEIGHT_SLICE", slice_rows)
+    w = np.random.default_rng(3).gamma(0.3, size=5_000).astype(np.float32)
+    for k in (1, 10, 999, 4_999):
+        u = np.random.default_rng(k).random(w.shape[0])
+        priority = w / (1.0 - u)
+        order = np.argsort(-priority, kind="stable")
+        want = np.sort(order[:k])
+        pick, nw = models.priority_sample(w, k, np.random.default_rng(k))
+        assert np.array_equal(pick, want)
+        assert np.array_equal(nw, np.maximum(w[want], priority[order[k]]).astype(np.float32))

@@ -89,13 +89,18 @@ class MemoryGuard:
     GT_EDGE_BYTES = 18
     #: per new FGT node kept (paper mode): t_fgm 2 x int32, t_edg int32
     FGT_BYTES = 12
-    #: transient per new GT node while a layer is built (measured): parent and child state
-    #: (6 int64 columns each), action indices, keys, masks
+    #: transient per new GT node while a layer is built: parent and child state (6 int64 columns
+    #: each), action indices, keys, masks. The largest compact layers of the paper's deck 49 peak
+    #: at about 190 bytes a node, kept bytes included (benchmarks/bench_build_memory.py)
     GT_TRANSIENT_BYTES = 260
-    #: transient per new FGT node (measured): RepeatBlocks' int64 intermediates, gathers
-    FGT_TRANSIENT_BYTES = 72
-    #: transient per terminal FGT node at the end of a round (new scores, pairs, linkage)
-    END_ROUND_BYTES = 96
+    #: transient per new FGT node: RepeatBlocks' int64 intermediates, gathers. With the GT
+    #: nodes' share above, deck 49's paper layers (up to 90 M FGT nodes) peak at 1.3 to 1.6
+    #: times less than the estimate with 24 (results/tail-memory/guard.md); 72, the figure
+    #: before, refused that deck with its largest layer estimated at three times its real 4 GiB
+    FGT_TRANSIENT_BYTES = 24
+    #: transient per terminal FGT node at the end of a round (new scores, pairs, linkage): deck
+    #: 49's end of round 5 (90 M nodes) peaks below 46 bytes a node, with the layer before it
+    END_ROUND_BYTES = 48
     #: share of the free memory used when no limit is given (headroom for the solver after the build)
     DEFAULT_SHARE = 0.8
     #: node indices are int32
@@ -110,12 +115,9 @@ class MemoryGuard:
     def held(self) -> int:
         return max(0, used_bytes(self.device) - self.base)
 
-    def check(self, r: int, t: int, n_gt: int, n_fgm: int, mode: str, m: int, history: bool) -> None:
-        if max(n_gt, n_fgm) > self.MAX_LAYER:
-            raise TreeTooLargeError(
-                f"round {r}, turn {t}: {max(n_gt, n_fgm):,} nodes in one layer, more than int32 indices hold; "
-                "use --tree compact"
-            )
+    def estimate(self, t: int, n_gt: int, n_fgm: int, mode: str, m: int, history: bool) -> int:
+        """Bytes the layer of turn ``t`` will take while it is built: what it keeps and its
+        transients (at turn 8, or those of the round's end that follows, if more)."""
         per_gt = self.GT_EDGE_BYTES + (m if history else 0)
         paper = mode == "paper"
         kept = n_gt * per_gt + (n_fgm * self.FGT_BYTES if paper else 0)
@@ -123,10 +125,19 @@ class MemoryGuard:
         transient += n_fgm * self.FGT_TRANSIENT_BYTES if paper else 0
         if t == 8:  # the end of the round follows at once
             transient = max(transient, n_fgm * self.END_ROUND_BYTES)
+        return kept + transient
+
+    def check(self, r: int, t: int, n_gt: int, n_fgm: int, mode: str, m: int, history: bool) -> None:
+        if max(n_gt, n_fgm) > self.MAX_LAYER:
+            raise TreeTooLargeError(
+                f"round {r}, turn {t}: {max(n_gt, n_fgm):,} nodes in one layer, more than int32 indices hold; "
+                "use --tree compact"
+            )
+        need = self.estimate(t, n_gt, n_fgm, mode, m, history)
         held = self.held
-        if held + kept + transient > self.limit:
+        if held + need > self.limit:
             raise TreeTooLargeError(
                 f"round {r}, turn {t}: {n_gt:,} game-tree nodes ({n_fgm:,} full-game-tree nodes) would need "
-                f"about {gib(kept + transient)} on top of the {gib(held)} in use, over the limit of "
+                f"about {gib(need)} on top of the {gib(held)} in use, over the limit of "
                 f"{gib(self.limit)}; use --tree compact, a larger --memory-limit, or a bigger device"
             )

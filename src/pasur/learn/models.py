@@ -131,18 +131,19 @@ ROW_WEIGHTS = ("uniform", "play")
 PLAY_WEIGHT_FLOOR = 0.01
 
 
-def play_row_weights(path: Path, tree=None) -> np.ndarray:
+def play_row_weights(path: Path, tree=None, strategy=None) -> np.ndarray:
     """Per row of a whole-game strategy table (in file order): the reach of its decision, averaged
     over the matchups its model plays (against the random agent, as either player, and against
     itself; :func:`pasur.play.reach.edge_play_weights`), scaled so that the mean row weighs 1,
     plus :data:`PLAY_WEIGHT_FLOOR`. Builds the table's tree from the deck it names, unless the
     caller has it (``tree``: the same deck and tree mode; a sweep's, which saves a second tree of
-    the tail's decks in memory)."""
+    the tail's decks in memory); reads the table's strategy, unless the caller has it
+    (``strategy``: the one the table was written from, on ``tree``)."""
     import pyarrow.parquet as pq
 
     from pasur.game.cards import parse_deck
     from pasur.game.state import GameState
-    from pasur.play.reach import edge_play_weights
+    from pasur.play.reach import iter_edge_play_weights
     from pasur.solve.strategy_io import read_strategy_table
     from pasur.solve.tree import build_tree
 
@@ -154,8 +155,25 @@ def play_row_weights(path: Path, tree=None) -> np.ndarray:
         tree = build_tree(GameState.initial(deck), meta[b"pasur.tree"].decode(), infosets=False)
     elif tree.mode != meta[b"pasur.tree"].decode() or tree.start != GameState.initial(deck):
         raise PasurInputError(f"{path}: the tree given is not this table's deck and tree mode")
-    w = torch.cat(edge_play_weights(tree, read_strategy_table(path, tree))).numpy()
-    return (w / w.mean() + PLAY_WEIGHT_FLOOR).astype(np.float32)
+    if strategy is None:
+        strategy = read_strategy_table(path, tree)
+    # one float64 array of the rows' weights, filled a layer at a time, and the float32 weights
+    # made from it a slice at a time: a tail deck's table has 300 M rows, and each full-length
+    # temporary would take GBs
+    w = np.empty(tree.n_edges, dtype=np.float64)
+    lo = 0
+    for layer in iter_edge_play_weights(tree, strategy):
+        w[lo : lo + layer.shape[0]] = layer.cpu().numpy()
+        lo += layer.shape[0]
+    mean = w.mean()
+    out = np.empty(w.shape[0], dtype=np.float32)
+    for a in range(0, w.shape[0], WEIGHT_SLICE):
+        out[a : a + WEIGHT_SLICE] = w[a : a + WEIGHT_SLICE] / mean + PLAY_WEIGHT_FLOOR
+    return out
+
+
+#: rows per slice where the fit turns a table-long array into another
+WEIGHT_SLICE = 1 << 24
 
 
 def priority_sample(weights: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -167,11 +185,20 @@ def priority_sample(weights: np.ndarray, k: int, rng: np.random.Generator) -> tu
     n = weights.shape[0]
     if k >= n:
         return np.arange(n), weights
-    priority = weights / (1.0 - rng.random(n))
-    top = np.argpartition(-priority, k)[: k + 1]
-    top = top[np.argsort(-priority[top], kind="stable")]
-    tau = priority[top[k]]
-    pick = np.sort(top[:k])
+    # the k+1 highest priorities, kept across slices of the rows (the same random numbers, in the
+    # same order, as one draw of n): a tail deck's priorities alone would take GBs
+    best_p, best_i = np.empty(0), np.empty(0, dtype=np.int64)
+    for lo in range(0, n, WEIGHT_SLICE):
+        u = rng.random(min(WEIGHT_SLICE, n - lo))
+        cand_p = np.concatenate([best_p, weights[lo : lo + u.shape[0]] / (1.0 - u)])
+        cand_i = np.concatenate([best_i, np.arange(lo, lo + u.shape[0])])
+        if cand_p.shape[0] > k + 1:
+            keep = np.argpartition(-cand_p, k)[: k + 1]
+            cand_p, cand_i = cand_p[keep], cand_i[keep]
+        best_p, best_i = cand_p, cand_i
+    order = np.argsort(-best_p, kind="stable")
+    tau = best_p[order[k]]
+    pick = np.sort(best_i[order[:k]])
     return pick, np.maximum(weights[pick], tau).astype(weights.dtype)
 
 
@@ -222,32 +249,37 @@ def _table_schema(path: Path):
     return schema
 
 
-def read_training_table(path: Path) -> _Table:
-    """One strategy table as training data; refuses files that are not pasur strategy tables."""
+def read_training_table(path: Path, groups: bool = True) -> _Table:
+    """One strategy table as training data; refuses files that are not pasur strategy tables.
+    ``groups``: also each row's decision point (8 bytes a row), which only held-out rows and
+    their measures need."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from pasur.solve.strategy_io import FEATURE_COLUMNS
 
     schema = _table_schema(path)
-    try:
-        pf = pq.ParquetFile(path)
-        table = pf.read(columns=["probability", "node", "deck_id"])
-    except (pa.ArrowInvalid, OSError) as e:
-        raise PasurInputError(f"{path}: not a readable Parquet strategy table ({e})") from None
     meta = schema.metadata or {}
     mode = meta.get(b"pasur.tree", b"").decode()
     if mode not in ("paper", "compact"):
         raise PasurInputError(f"{path}: not a pasur strategy table (no tree mode in its metadata)")
-    if table.num_rows == 0:
-        raise PasurInputError(f"{path}: the strategy table is empty")
-    # the features stay in the file (int8 there) until the training rows are chosen
-    col = lambda i: pf.read(columns=[FEATURE_COLUMNS[i]]).column(0).to_numpy().astype(np.int64)  # noqa: E731
-    y = table.column("probability").to_numpy().astype(np.float32) * TARGET_SCALE
-    node = table.column("node").to_numpy().astype(np.int64)
-    ply = 2 * col(56) + col(57)
-    group = (col(55) * 8 + ply) << 40 | node
-    deck_id = str(table.column("deck_id")[0]) if "deck_id" in table.column_names else path.parent.name
+    try:
+        pf = pq.ParquetFile(path)
+        if pf.metadata.num_rows == 0:
+            raise PasurInputError(f"{path}: the strategy table is empty")
+        # a column at a time, only those used: a tail deck's table has 300 M rows
+        deck_id = str(pf.read_row_group(0, columns=["deck_id"]).column(0)[0])
+        y = pf.read(columns=["probability"]).column(0).to_numpy().astype(np.float32)
+        y *= TARGET_SCALE
+        group = None
+        if groups:
+            # the features stay in the file (int8 there) until the training rows are chosen
+            col = lambda i: pf.read(columns=[FEATURE_COLUMNS[i]]).column(0).to_numpy().astype(np.int64)  # noqa: E731
+            node = pf.read(columns=["node"]).column(0).to_numpy().astype(np.int64)
+            ply = 2 * col(56) + col(57)
+            group = (col(55) * 8 + ply) << 40 | node
+    except (pa.ArrowInvalid, OSError) as e:
+        raise PasurInputError(f"{path}: not a readable Parquet strategy table ({e})") from None
     return _Table(path, deck_id, mode, y, group)
 
 
@@ -321,15 +353,19 @@ def fit_model(
     device: str | torch.device = "cpu",
     validation_tables: list[Path] | None = None,
     trees: dict | None = None,
+    strategies: dict | None = None,
 ) -> StrategyModel:
     """Fit a model to the strategy ``tables``. Without ``validation_tables`` a seeded share of
     decision points is held out of each table; with them, the model trains on every row of
     ``tables`` and is judged on the unseen decks. ``trees``: a table's game tree by its path, when
-    the caller holds it (play weights then need no second tree)."""
+    the caller holds it (play weights then need no second tree); ``strategies``: likewise the
+    strategy a table was written from (play weights then need not read the table back)."""
     import xgboost as xgb
 
     params = (params or ModelParams()).check()
-    device = str(device)
+    # XGBoost trains where its build can: xgboost-cpu (the project's dependency) has no CUDA, so
+    # a fit asked for on a GPU (a sweep's --device cuda) trains on the CPU, and the card says so
+    device = str(device) if str(device).startswith("cuda") and xgb.build_info().get("USE_CUDA") else "cpu"
     if not tables:
         raise PasurInputError("no strategy tables to fit")
     # play weights first: they read the table (and may build its tree) on their own, and a tail
@@ -337,9 +373,10 @@ def fit_model(
     weights_of: dict[Path, np.ndarray | None] = {}
     for p in map(Path, tables):
         _table_schema(p)
-        tree = (trees or {}).get(p)
-        weights_of[p] = play_row_weights(p, tree) if params.row_weights == "play" else None
-    train = [read_training_table(Path(p)) for p in tables]
+        tree, strategy = (trees or {}).get(p), (strategies or {}).get(p)
+        weights_of[p] = play_row_weights(p, tree, strategy) if params.row_weights == "play" else None
+    hold_out = not validation_tables and params.validation_fraction > 0  # rows of the tables held out
+    train = [read_training_table(Path(p), groups=hold_out) for p in tables]
     valid = [read_training_table(Path(p)) for p in (validation_tables or [])]
     modes = {t.mode for t in train + valid}
     if len(modes) > 1:
@@ -356,7 +393,7 @@ def fit_model(
     keeps, ws, vx, vy, vg, vdeck, vw = [], [], [], [], [], [], []
     held_rows = 0
     for t in train:
-        held = _split_groups(t.group, params.validation_fraction, params.sample_seed) if not valid else None
+        held = _split_groups(t.group, params.validation_fraction, params.sample_seed) if hold_out else None
         keeps.append(None if held is None else np.flatnonzero(~held))
         weights = weights_of[Path(t.path)]
         if weights is not None:

@@ -9,6 +9,8 @@ capacity where it never plays; these reaches let it weigh each row by how often 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import torch
 
 from pasur.game.state import ALEX, TURNS_PER_ROUND
@@ -55,15 +57,19 @@ def edge_play_weights(tree: GameTree, strategy: Strategy) -> list[torch.Tensor]:
     """Per layer, in the tree's order (the order of a strategy table's rows): each edge's weight
     in play, the reach of its node averaged over the matchups a model of ``strategy`` plays: with
     its mover following ``strategy`` against the random agent and against ``strategy`` itself."""
+    return list(iter_edge_play_weights(tree, strategy))
+
+
+def iter_edge_play_weights(tree: GameTree, strategy: Strategy) -> Iterator[torch.Tensor]:
+    """:func:`edge_play_weights` a layer at a time, each node's weights freed once its layer is
+    given (a tail deck's tree has 300 M edges)."""
     node: dict[tuple[int, int], torch.Tensor] = {}  # each turn's node weight, its mover's two matchups
     for p in (ALEX, 1 - ALEX):
         against_random = node_reach(tree, strategy, p, None, mover=p)
         for key, v in node_reach(tree, strategy, p, strategy, mover=p).items():
             node[key] = 0.5 * (against_random.pop(key) + v)
         del against_random
-    out = []
     for rt in tree.rounds:
         for t in range(rt.start_turn, TURNS_PER_ROUND):
             parent = rt.edges(t)[0].to(tree.device)
-            out.append(node.pop((rt.round, t))[parent])
-    return out
+            yield node.pop((rt.round, t))[parent]

@@ -302,7 +302,8 @@ class _TreeCache:
         return hit
 
     def put(self, key, value, tensors) -> None:
-        size = sum(x.element_size() * x.numel() for x in tensors)
+        distinct = {id(x): x for x in tensors}.values()  # (a paper layer's children are its order)
+        size = sum(x.element_size() * x.numel() for x in distinct)
         if self.nbytes + size <= SELFPLAY_CACHE_BYTES:
             self.entries[key] = value
             self.nbytes += size
@@ -317,21 +318,29 @@ def tree_layer(tree, r: int, t: int) -> _Layer:
     hit = cache.get(("layer", r, t))
     if hit is None:
         rt = tree.round(r)
-        parent, child, gt_edge = rt.edges(t)
-        grouped = rt.mode == "compact"  # edges already grouped by parent, in legal order
-        order = (
-            torch.arange(parent.shape[0], device=parent.device)
-            if grouped
-            else torch.argsort(parent * (int(gt_edge.max()) + 1) + gt_edge)
-        )
+        link = rt.link.long() if t + 1 == TURNS_PER_ROUND and rt.link is not None else None  # to the next round
+        if rt.mode == "compact":  # edges already grouped by parent, in legal order
+            parent, child, gt_edge = rt.edges(t)
+            order = torch.arange(parent.shape[0], device=parent.device)
+            child = child if link is None else link[child]
+        else:
+            # sorted by (parent, GT edge), from the tree's int32 columns: no int64 copies of a
+            # tail deck's 90 M-edge layer; a child is its edge, so the children in that order
+            # are the order itself
+            parent, gt_edge = rt.edg[t + 1], rt.fgm[t + 1][:, 0]
+            key = parent.long() * (int(gt_edge.max()) + 1) + gt_edge
+            order = torch.argsort(key)
+            del key
+            child = order if link is None else torch.index_select(link, 0, order)
         deg = torch.bincount(parent, minlength=rt.n_nodes(t))
-        if t + 1 == TURNS_PER_ROUND and rt.link is not None:
-            child = rt.link.long()[child]  # the next round's root
-        g = gt_edge[order]
+        g = torch.index_select(gt_edge, 0, order)
+        del parent, gt_edge
         layer = rt.gt[t]
         steps = (int(deg.max()) - 1).bit_length() if deg.numel() else 0
         start = torch.cumsum(deg, 0) - deg
-        hit = _Layer(order, start, deg, child[order], layer.card.long()[g], layer.captured[g], steps)
+        card = torch.index_select(layer.card.long(), 0, g)
+        hit = _Layer(order, start, deg, child, card, torch.index_select(layer.captured, 0, g), steps)
+        del g
         cache.put(("layer", r, t), hit, (hit.order, hit.start, hit.deg, hit.child, hit.card, hit.captured))
     return hit
 

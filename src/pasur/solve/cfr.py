@@ -73,6 +73,7 @@ from pasur.common.regret import METHODS as SHARED
 from pasur.game.state import ALEX, TURNS_PER_ROUND
 from pasur.solve.gametree import RoundTree
 from pasur.solve.ops import gather, scatter
+from pasur.solve.round_parts import RoundPart
 
 #: :class:`RoundCFR` itself runs every full-width method of the shared rules, the predictive
 #: variants included (``FULL_WIDTH``); the others are its subclasses'
@@ -226,7 +227,17 @@ class RoundCFR:
     #: the ``params.method`` values this class runs
     methods: tuple[str, ...] = FULL_WIDTH
 
-    def __init__(self, rt: RoundTree, terminal: torch.Tensor, params: CFRParams, device: torch.device) -> None:
+    def __init__(
+        self,
+        rt: RoundTree,
+        terminal: torch.Tensor,
+        params: CFRParams,
+        device: torch.device,
+        part: RoundPart | None = None,
+    ) -> None:
+        """``part``: solve only those roots of a tree-like round and what lies below them
+        (:mod:`pasur.solve.round_parts`); ``terminal`` then holds the values of the part's end
+        nodes."""
         if params.method not in self.methods:
             raise ValueError(
                 f"{type(self).__name__} runs {', '.join(self.methods)}, not {params.method!r} "
@@ -235,13 +246,25 @@ class RoundCFR:
         self.rt, self.params, self.device = rt, params, device
         self.dtype = torch.float32
         self.terminal = terminal.to(device=device, dtype=self.dtype)
-        self.n_roots = rt.n_nodes(rt.start_turn)
+        if part is not None and rt.mode != "paper":
+            raise ValueError("only a tree-like (paper mode) round is solved in parts")
+        self.n_roots = rt.n_nodes(rt.start_turn) if part is None else int(part.roots.shape[0])
         self.layers: list[_Layer] = []
-        widest = max((rt.n_edges_at(t) for t in range(rt.start_turn, TURNS_PER_ROUND)), default=0)
+        turns = range(rt.start_turn, TURNS_PER_ROUND)
+        if part is None:
+            widest = max((rt.n_edges_at(t) for t in turns), default=0)
+        else:
+            widest = max((int(e.shape[0]) for e in part.edges), default=0)
         self._scratch = scratch = [torch.empty(widest, dtype=self.dtype, device=device) for _ in range(2)]
-        for t in range(rt.start_turn, TURNS_PER_ROUND):
-            parent, child, gt_edge = (x.to(device) for x in rt.edges(t))
-            n_parent, n_child = rt.n_nodes(t), rt.n_nodes(t + 1)
+        for i, t in enumerate(turns):
+            if part is None:
+                parent, child, gt_edge = (x.to(device) for x in rt.edges(t))
+                n_parent, n_child = rt.n_nodes(t), rt.n_nodes(t + 1)
+            else:  # (tree-like: the children are the layer's edges, no child tensor is kept)
+                sel = part.edges[i]
+                parent, child = part.parents[i].to(device), None
+                gt_edge = gather(rt.fgm[t + 1][:, 0], sel.to(rt.fgm[t + 1].device)).long().to(device)
+                n_parent, n_child = part.n_nodes(i), int(sel.shape[0])
             tree_like = rt.mode == "paper"  # every child has exactly one parent edge
             reward = rt.gt[t].reward.to(device)[gt_edge].to(self.dtype)
             deg = torch.bincount(parent, minlength=n_parent).to(self.dtype)

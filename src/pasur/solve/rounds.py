@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from pasur.game.state import ALEX
-from pasur.solve.cfr import CFRParams, RoundCFR, RoundTrace
+from pasur.game.state import ALEX, TURNS_PER_ROUND
+from pasur.solve.cfr import FULL_WIDTH, CFRParams, RoundCFR, RoundTrace
 from pasur.solve.gametree import GameTree, RoundTree
 from pasur.solve.ops import gather
+from pasur.solve.round_parts import root_groups, round_part, solve_room
 from pasur.solve.sampling import SampledRoundCFR
 
 #: the solver class of each method that is not full width (those are :class:`RoundCFR`'s)
@@ -97,8 +98,14 @@ def solve_cfr(
     params: CFRParams,
     device: str | torch.device | None = None,
     progress: Callable[[int, int, float | None], None] | None = None,
+    solver_memory: int | None = None,
 ) -> CFRResult:
     """Round-by-round CFR over ``tree`` (rounds 5 -> start); see the module docstring.
+
+    A tree-like round whose solver would not fit in memory is solved in parts of its roots, one
+    part at a time, with the same result bit for bit (:mod:`pasur.solve.round_parts`; full-width
+    methods with a fixed number of iterations). ``solver_memory``: the bytes a round's solver may
+    take, by default 80 % of what the device has free when the round begins.
 
     A target is a bound on the *whole game's* exploitability, NashConv / 2 (docs/conventions.md),
     so the gaps below, which bound NashConv, are held to twice it. Beside each round's root values
@@ -133,14 +140,26 @@ def solve_cfr(
         else:
             link = rt.link.long().to(dev)
             ends = tuple(x[link] for x in suffix)
-        solver = round_solver(rt, ends[0], params, dev)
-        ta, tb = (x.to(device=dev, dtype=solver.dtype) for x in ends[1:])
         budget += shares[rt.round]
         first = rt is tree.rounds[0]
         trace = RoundTrace(rt.round, nodes=sum(rt.n_nodes(t) for t in rt.turns))
         if target is not None:
             trace.budget = target if first else target * budget
-        sample = _mse_sample(solver, params.seed)
+        groups = None
+        if params.method in FULL_WIDTH and target is None:  # (parts iterate a fixed number of times)
+            groups = root_groups(rt, solve_room(dev, solver_memory))
+        if groups is not None:
+            avg, suffix, snapshots = _solve_in_parts(rt, groups, ends, params, dev, trace, progress)
+            _finish_round(rt, trace, snapshots, avg, suffix, tree.device, strategy, suffixes)
+            iterations[rt.round] = params.iterations
+            trace.seconds = time.perf_counter() - t_round
+            traces.append(trace)
+            suffix = suffixes[rt.round]
+            del avg, snapshots
+            continue
+        solver = round_solver(rt, ends[0], params, dev)
+        ta, tb = (x.to(device=dev, dtype=solver.dtype) for x in ends[1:])
+        sample = _mse_sample([int(L.parent.shape[0]) for L in solver.layers], params.seed, solver.device)
         snapshots = []
         measures = _RoundMeasures(ta, tb)
         limit = params.iterations if params.iterations is not None else params.max_iterations
@@ -166,23 +185,86 @@ def solve_cfr(
                     break
                 _focus_on_laggards(solver, measures.suffix, 2 * trace.budget)  # (on NashConv's scale)
         solver.unfocus()
-        avg = measures.avg
         # (the loop ends on a checkpoint: limit reached or budget met; suffix is of the final average)
-        final = snapshots[-1]
-        trace.mse_to_final = [float(((s - final) ** 2).mean()) if final.numel() else 0.0 for s in snapshots]
-        suffix = tuple(x.to(device=tree.device, dtype=torch.float32) for x in suffix)
-        suffixes[rt.round] = suffix
-        for L, a in zip(solver.layers, avg, strict=True):
-            strategy[(rt.round, L.t)] = a.to(device=tree.device, dtype=torch.float32)
+        _finish_round(rt, trace, snapshots, measures.avg, suffix, tree.device, strategy, suffixes)
+        suffix = suffixes[rt.round]
         iterations[rt.round] = solver.it
         trace.seconds = time.perf_counter() - t_round
         traces.append(trace)
-        del solver, avg, measures, snapshots  # (on a GPU, the next round's solver needs the room)
+        del solver, measures, snapshots  # (on a GPU, the next round's solver needs the room)
     traces.reverse()
     root_value = float(suffix[0][0])
     nash = float(suffix[1][0] - suffix[2][0])  # exact best responses of the whole game, round by round
     seconds = time.perf_counter() - t0
     return CFRResult(tree, params, strategy, root_value, traces, nash, iterations, seconds, suffix=suffixes)
+
+
+def _finish_round(rt, trace, snapshots, avg, suffix, device, strategy, suffixes) -> None:
+    """Record a solved round: its MSE trace, its suffix values and its average strategy (on the
+    tree's ``device``) into ``strategy`` and ``suffixes``."""
+    final = snapshots[-1]
+    trace.mse_to_final = [float(((s - final) ** 2).mean()) if final.numel() else 0.0 for s in snapshots]
+    suffixes[rt.round] = tuple(x.to(device=device, dtype=torch.float32) for x in suffix)
+    for t, a in zip(range(rt.start_turn, TURNS_PER_ROUND), avg, strict=True):
+        strategy[(rt.round, t)] = a.to(device=device, dtype=torch.float32)
+
+
+def _solve_in_parts(
+    rt: RoundTree, groups: list[torch.Tensor], ends, params: CFRParams, dev: torch.device, trace: RoundTrace, progress
+) -> tuple[list[torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor], list[torch.Tensor]]:
+    """A tree-like round solved one group of its roots at a time (:mod:`pasur.solve.round_parts`):
+    the whole round's average strategy, its roots' suffix values (V, A, B) and the MSE trace's
+    snapshots, each the same as a solve of the whole round, and ``trace`` filled as that would."""
+    limit = params.iterations
+    turns = range(rt.start_turn, TURNS_PER_ROUND)
+    n_roots = rt.n_nodes(rt.start_turn)
+    store = rt.edg[TURNS_PER_ROUND].device  # where the assembled average waits (the tree's device)
+    avg = [torch.empty(rt.n_edges_at(t), dtype=torch.float32, device=store) for t in turns]
+    sample = _mse_sample([rt.n_edges_at(t) for t in turns], params.seed, store)
+    checkpoints = [it for it in range(1, limit + 1) if it % params.check_every == 0 or it == limit]
+    own = torch.empty(len(checkpoints), n_roots, dtype=torch.float32, device=dev)  # NashConv per root
+    snapshots = [torch.empty(sum(int(s.shape[0]) for s in sample)) for _ in checkpoints]
+    offsets = [0]
+    for s in sample:
+        offsets.append(offsets[-1] + int(s.shape[0]))
+    suffix = tuple(torch.empty(n_roots, dtype=torch.float32, device=dev) for _ in range(3))
+    for p, roots in enumerate(groups):
+        part = round_part(rt, roots)
+        term = part.terminal
+        solver = RoundCFR(rt, gather(ends[0].to(store), term), params, dev, part=part)
+        ta, tb = (gather(x.to(store), term).to(device=dev, dtype=solver.dtype) for x in ends[1:])
+        # the sampled edges that lie in this part: (place in the sample, index in the part's layer)
+        hits = []
+        for sel, s in zip(part.edges, sample, strict=True):
+            pos = torch.searchsorted(sel, s)
+            inside = pos < sel.shape[0]
+            found = torch.zeros_like(inside)
+            found[inside] = gather(sel, pos[inside]) == s[inside]
+            hits.append((torch.nonzero(found).squeeze(1).cpu(), pos[found].to(dev)))
+        measures = _RoundMeasures(ta, tb)
+        roots_dev = roots.to(dev)
+        k = 0
+        while solver.it < limit:
+            solver.iterate()
+            if solver.it == checkpoints[k]:
+                measures.measure(solver, with_suffix=solver.it == limit)
+                own[k].index_copy_(0, roots_dev, measures.own[0] - measures.own[1])
+                for i, (where, at) in enumerate(hits):
+                    snapshots[k][offsets[i] + where] = gather(measures.avg[i], at).cpu()
+                k += 1
+            if progress is not None:
+                progress(rt.round, (p * limit + solver.it) // len(groups), None)
+        for full, mine in zip(suffix, measures.suffix, strict=True):
+            full.index_copy_(0, roots_dev, mine)
+        for full, mine, sel in zip(avg, measures.avg, part.edges, strict=True):
+            full.index_copy_(0, sel, mine.to(store))
+        del solver, measures, part, hits
+    for k, it in enumerate(checkpoints):
+        trace.iterations.append(it)
+        trace.nash_conv.append(float(own[k].max()))
+        trace.mean_nash_conv.append(float(own[k].mean()))
+    trace.suffix_gap.append(float((suffix[1] - suffix[0]).max() + (suffix[0] - suffix[2]).max()))
+    return avg, suffix, snapshots
 
 
 class _RoundMeasures:
@@ -260,16 +342,16 @@ def _suffix(solver: RoundCFR, avg, ta, tb, br) -> tuple[torch.Tensor, torch.Tens
     return v, a, b
 
 
-def _mse_sample(solver: RoundCFR, seed: int) -> list[torch.Tensor]:
-    """Per layer, the edges whose probabilities the MSE trace follows: all, or about a million."""
-    total = solver.n_edges
+def _mse_sample(sizes: list[int], seed: int, device: torch.device) -> list[torch.Tensor]:
+    """Per layer (of ``sizes`` edges), the edges whose probabilities the MSE trace follows: all,
+    or about a million."""
+    total = sum(sizes)
     out = []
     g = torch.Generator().manual_seed(seed)
-    for L in solver.layers:
-        e = int(L.parent.shape[0])
+    for e in sizes:
         if total <= MSE_SAMPLE:
-            out.append(torch.arange(e, device=solver.device))
+            out.append(torch.arange(e, device=device))
         else:
             k = max(1, e * MSE_SAMPLE // total)
-            out.append(torch.randperm(e, generator=g)[:k].to(solver.device))
+            out.append(torch.randperm(e, generator=g)[:k].to(device))
     return out

@@ -178,7 +178,13 @@ def run_deck(nd: NamedDeck, job: DeckJob, folder: Path, memory_limit: int | None
 
         t2 = time.perf_counter()
         table = folder / "strategy.parquet"
-        model = fit_model([table], ModelParams.from_dict(job.model_params), device=dev, trees={table: tree})
+        model = fit_model(
+            [table],
+            ModelParams.from_dict(job.model_params),
+            device=dev,
+            trees={table: tree},
+            strategies={table: strategy},
+        )
         save_model(model, folder / "model.ubj")
         rec["fit_seconds"] = time.perf_counter() - t2
         rec["model_rmse"] = model.card["validation"]["rmse"]
