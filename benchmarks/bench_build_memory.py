@@ -85,7 +85,7 @@ def main() -> None:
     print("|---" * len(head) + "|")
     for x in rows:
         if max(x["gt"], x["fgm"]) >= args.min_nodes:
-            ratio = x["estimate"] / max(x["peak"], 1)
+            ratio = f"{x['estimate'] / x['peak']:.2f}" if x["peak"] > 0 else "-"  # (0: the layer reused freed memory)
             cells = [
                 x["r"],
                 x["t"],
@@ -94,7 +94,7 @@ def main() -> None:
                 f"{x['estimate'] >> 20:,}",
                 f"{x['peak'] >> 20:,}",
             ]
-            print("| " + " | ".join(map(str, cells)) + f" | {ratio:.2f} |")
+            print("| " + " | ".join(map(str, [*cells, ratio])) + " |")
 
 
 if __name__ == "__main__":

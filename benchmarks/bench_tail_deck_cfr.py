@@ -30,6 +30,14 @@ def main() -> None:
     ap.add_argument("deck_ids", nargs="+")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--iterations", type=int, default=300)
+    ap.add_argument(
+        "--solver-gib",
+        type=float,
+        nargs="*",
+        default=[None],
+        help="memory a round's solver may take, GiB, one solve each (default: 80 %% of the free memory); "
+        "a round that needs more is solved in parts of its roots",
+    )
     args = ap.parse_args()
     dev = torch.device(args.device)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
@@ -49,15 +57,23 @@ def main() -> None:
             f"peak {peak_gib(dev):.2f} GiB",
             flush=True,
         )
-        res = solve_cfr(tree, CFRParams(method="dcfr", iterations=args.iterations, tremble=0.001), dev)
-        sync()
-        print(
-            f"DCFR {args.iterations} per round, tremble 1e-3: {time.perf_counter() - t1:.1f} s "
-            f"(solver {res.seconds:.1f} s), value {res.game_value():+.4f}, NashConv {res.nash_conv:.2e}, "
-            f"peak {peak_gib(dev):.2f} GiB",
-            flush=True,
-        )
-        del tree, res
+        params = CFRParams(method="dcfr", iterations=args.iterations, tremble=0.001)
+        for gib in args.solver_gib:
+            if dev.type == "cuda":
+                torch.cuda.reset_peak_memory_stats(dev)
+            t1 = time.perf_counter()
+            res = solve_cfr(tree, params, dev, solver_memory=None if gib is None else int(gib * 2**30))
+            sync()
+            parts = ", ".join(f"round {tr.round}: {tr.parts}" for tr in res.traces if tr.parts > 1) or "none"
+            print(
+                f"DCFR {args.iterations} per round, tremble 1e-3, solver memory "
+                f"{'default' if gib is None else f'{gib:g} GiB'} (parts: {parts}): {time.perf_counter() - t1:.1f} s "
+                f"(solver {res.seconds:.1f} s), value {res.game_value():+.4f}, NashConv {res.nash_conv:.2e}, "
+                f"peak {peak_gib(dev):.2f} GiB",
+                flush=True,
+            )
+            del res
+        del tree
 
 
 if __name__ == "__main__":

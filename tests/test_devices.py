@@ -230,17 +230,24 @@ def test_the_cli_solves_on_the_device(device, tree, reference_decks):
 
 def test_cfr_in_parts_on_the_device_is_the_whole_solve(device):
     """A tree-like round solved in parts of its roots (pasur.solve.round_parts) on the device:
-    the whole solve's strategy and values, to the device's rounding (its sums are atomics)."""
-    tree = build_tree(position(0, 2, 0), "paper", device)
+    the whole solve's values and exploitability, to the device's rounding. (Its sums are atomics:
+    with a tremble, near-equal actions split by rounding, so strategies are compared by what they
+    are worth, measured exactly on the CPU; on the H100, 3.8e-3 apart on one edge after 30
+    iterations, results/tail-memory/gpu.)"""
+    start = position(0, 2, 0)
+    tree = build_tree(start, "paper", device)
     params = CFRParams(method="dcfr", iterations=30, tremble=0.001)
     whole = solve_cfr(tree, params, solver_memory=10**12)
     widest = max(sum(rt.n_edges_at(t) for t in range(rt.start_turn, 8)) for rt in tree.rounds)
     parts = solve_cfr(tree, params, solver_memory=4 * widest + 108 * widest // 3)
-    for key, x in whole.strategy.items():
-        on_device(device, parts.strategy[key])
-        assert float((parts.strategy[key] - x).abs().max()) < ITERATE_TOL, key
+    assert max(tr.parts for tr in parts.traces) > 1
+    on_device(device, *parts.strategy.values())
     assert parts.root_value == pytest.approx(whole.root_value, abs=ITERATE_TOL)
     assert parts.nash_conv == pytest.approx(whole.nash_conv, abs=ITERATE_TOL)
+    cpu_tree = build_tree(start, "paper")
+    worth = [exploitability(cpu_tree, {k: v.cpu() for k, v in r.strategy.items()}) for r in (whole, parts)]
+    assert worth[1] == pytest.approx(worth[0], abs=ITERATE_TOL)
+    assert worth[1] == pytest.approx(parts.exploitability, abs=ITERATE_TOL)
 
 
 def test_a_sweep_deck_runs_on_the_device_as_on_the_cpu(device, tmp_path, reference_decks):

@@ -98,6 +98,8 @@ def test_cfr_in_parts_is_the_whole_solve_bit_for_bit(paper_tree, params, monkeyp
     fields = ("round", "iterations", "nash_conv", "mean_nash_conv", "mse_to_final", "suffix_gap")
     for a, b in zip(whole.traces, parts.traces, strict=True):
         assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
+    assert [t.parts for t in whole.traces] == [1] * len(whole.traces)
+    assert {t.round for t in parts.traces if t.parts > 1} == set(split)
     assert (whole.root_value, whole.nash_conv, whole.iterations) == (
         parts.root_value,
         parts.nash_conv,

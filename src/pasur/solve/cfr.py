@@ -208,6 +208,8 @@ class RoundTrace:
     budget: float | None = None
     seconds: float = 0.0
     nodes: int = 0
+    #: solved in this many parts of its roots, one after another (:mod:`pasur.solve.round_parts`)
+    parts: int = 1
 
     @property
     def exploitability(self) -> list[float]:

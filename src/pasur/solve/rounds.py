@@ -149,6 +149,7 @@ def solve_cfr(
         if params.method in FULL_WIDTH and target is None:  # (parts iterate a fixed number of times)
             groups = root_groups(rt, solve_room(dev, solver_memory))
         if groups is not None:
+            trace.parts = len(groups)
             avg, suffix, snapshots = _solve_in_parts(rt, groups, ends, params, dev, trace, progress)
             _finish_round(rt, trace, snapshots, avg, suffix, tree.device, strategy, suffixes)
             iterations[rt.round] = params.iterations

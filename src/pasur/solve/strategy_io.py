@@ -205,6 +205,7 @@ def summary(result: CFRResult, deck_id: str, device: str, rows: int | None) -> d
                 "suffix_gap": tr.suffix_gap[-1],
                 "suffix_exploitability": tr.suffix_gap[-1] / 2,
                 "budget": tr.budget,
+                "parts": tr.parts,
             }
             for tr in result.traces
         ],
