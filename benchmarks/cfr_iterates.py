@@ -3,7 +3,8 @@ bit for bit (run it on the old code through ``PYTHONPATH`` and on the new, then 
 
 The solves cover the solver's paths: DCFR with a tremble on both trees (the Figure 14 sweep's),
 solves to a target (which focus on the lagging roots, a round within a round), PCFR+, CFR+ with
-simultaneous updates, and external-sampling MCCFR on both trees.
+simultaneous updates, external-sampling MCCFR on both trees, and a round solved in parts of its
+roots (whole, in code that has no parts).
 
     PYTHONPATH=/tmp/before/src python benchmarks/cfr_iterates.py before.pt
     python benchmarks/cfr_iterates.py after.pt
@@ -13,6 +14,7 @@ simultaneous updates, and external-sampling MCCFR on both trees.
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 from pathlib import Path
 
@@ -43,14 +45,21 @@ def solves() -> dict[int, tuple]:
         ("ref2", "paper", CFRParams(method="cfr+", iterations=30, updates="simultaneous")),
         ("position", "paper", CFRParams(method="es-mccfr", iterations=200, seed=3)),
         ("position", "compact", CFRParams(method="es-mccfr", iterations=200, seed=3)),
+        # round 4 (14 M edges) in about four parts of its roots (pasur.solve.round_parts), where
+        # the code has them; code before them solves it whole, which must give the same iterates
+        ("ref0", "paper", CFRParams(method="dcfr", iterations=30, tremble=0.001), 400_000_000),
     ]
+    parts = "solver_memory" in inspect.signature(solve_cfr).parameters
     out = {}
-    for k, (deck, mode, p) in enumerate(runs):
+    for k, (deck, mode, p, *memory) in enumerate(runs):
         start = position(2, 4, 0) if deck == "position" else GameState.initial(decks[deck].deck)
-        res = solve_cfr(build_tree(start, mode, infosets=False), p)
+        kw = {"solver_memory": memory[0]} if memory and parts else {}
+        res = solve_cfr(build_tree(start, mode, infosets=False), p, **kw)
         strategy = {key: v.cpu() for key, v in res.strategy.items()}
         out[k] = (strategy, res.root_value, res.nash_conv, dict(res.iterations))
-        print(f"{k} {deck} {mode} {p.method}: value {res.root_value}, NashConv {res.nash_conv}", flush=True)
+        split = {tr.round: tr.parts for tr in res.traces if getattr(tr, "parts", 1) > 1}
+        where = f", rounds in parts {split}" if split else ""
+        print(f"{k} {deck} {mode} {p.method}: value {res.root_value}, NashConv {res.nash_conv}{where}", flush=True)
     return out
 
 
