@@ -115,3 +115,30 @@ def test_cfr_in_parts_reaches_the_exact_value(paper_tree):
     res = solve_cfr(paper_tree, CFRParams(method="dcfr", iterations=200), solver_memory=room_for(3, 10**5))
     assert res.root_value == pytest.approx(solve_exact(paper_tree).root_value, abs=2e-3)
     assert res.exploitability < 2e-3
+
+
+def test_the_cli_solves_in_parts_with_the_same_result(reference_decks):
+    """``pasur solve --solver-memory``: a user can check the claim, a solve in parts (here ref2's
+    paper tree, its rounds 2 to 5 split) reports what the whole solve does, number for number."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from pasur.cli import app
+
+    args = ["solve", "--deck", str(reference_decks[2].deck), "--tree", "paper", "--method", "dcfr"]
+    args += ["--iterations", "20", "--tremble", "0.001", "--json", "--quiet"]
+    runs = []
+    for extra in ([], ["--solver-memory", "0.02"]):
+        r = CliRunner().invoke(app, [*args, *extra])
+        assert r.exit_code == 0, r.output
+        runs.append(json.loads(r.stdout))
+    whole, parts = runs
+    assert [r["parts"] for r in whole["rounds"]] == [1] * 6
+    assert max(r["parts"] for r in parts["rounds"]) > 1
+    for key in ("value", "nash_conv", "exploitability"):
+        assert whole[key] == parts[key]
+    measures = ("nash_conv", "mean_nash_conv", "suffix_gap", "iterations")
+    assert [[r[m] for m in measures] for r in whole["rounds"]] == [[r[m] for m in measures] for r in parts["rounds"]]
+    bad = CliRunner().invoke(app, [*args, "--solver-memory", "-1"])
+    assert bad.exit_code == 2 and "error: --solver-memory must be a positive number of GiB" in bad.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -60,6 +61,14 @@ def solve(
     tree: TreeOpt = None,
     device: DeviceOpt = None,
     memory_limit: MemOpt = None,
+    solver_memory: Annotated[
+        float | None,
+        typer.Option(
+            "--solver-memory",
+            help="CFR: GiB a round's solver may take (default: 80 % of the device's free memory); a paper-mode "
+            "round that needs more is solved in parts of its roots, with the same result.",
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="CFR: folder for strategy.parquet, summary.json, traces.parquet, convergence.png."),
@@ -77,12 +86,16 @@ def solve(
         raise PasurInputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
     refuse_unless(method != "reference", ["tree", "device", "memory_limit"], "to the tensor methods, not to reference")
     refuse_unless(method in CFR_METHODS, ["out", "overwrite"], "to the CFR methods (an exact solve writes no files)")
+    refuse_unless(method in CFR_METHODS, ["solver_memory"], "to the CFR methods")
+    if solver_memory is not None and not (solver_memory > 0 and math.isfinite(solver_memory)):
+        raise PasurInputError(f"--solver-memory must be a positive number of GiB, got {solver_memory}")
     tree, dev, limit = tree_options(tree, device, memory_limit)
     if method in CFR_METHODS:
         params = cfr.params(method)
         refuse_unless(method == "es-mccfr", ["sample_seed"], "to --method es-mccfr (the other methods sample nothing)")
         nd = deck.one("a CFR solve")
-        _solve_cfr(nd, tree, dev, limit, params, out, overwrite, quiet, as_json)
+        room = None if solver_memory is None else int(solver_memory * 2**30)
+        _solve_cfr(nd, tree, dev, limit, params, out, overwrite, quiet, as_json, room)
         return
     cfr.refuse_for(method)
     decks = deck.decks()
@@ -138,7 +151,9 @@ def _print_exact(results: list[dict], as_json: bool, ascii_cards: bool) -> None:
         raise fail(f"value differs from the known value for: {', '.join(mismatched)}", 1)
 
 
-def _solve_cfr(nd, tree: str, dev, limit, params, out: Path | None, overwrite: bool, quiet: bool, as_json: bool):
+def _solve_cfr(
+    nd, tree: str, dev, limit, params, out: Path | None, overwrite: bool, quiet: bool, as_json: bool, room: int | None
+):
     from pasur.solve.runs import run_cfr
 
     cap = params.iterations if params.iterations is not None else params.max_iterations
@@ -165,6 +180,7 @@ def _solve_cfr(nd, tree: str, dev, limit, params, out: Path | None, overwrite: b
             overwrite=overwrite,
             on_layer=on_layer,
             on_iteration=on_iteration,
+            solver_memory=room,
         )
     if as_json:
         typer.echo(json.dumps(info, indent=1))

@@ -109,9 +109,11 @@ def run_cfr(
     overwrite: bool = False,
     on_layer: OnLayer | None = None,
     on_iteration: OnIteration | None = None,
+    solver_memory: int | None = None,
 ):
     """A CFR solve; with ``out``, its outputs (strategy table, summary, traces, plot) written as
-    one folder (see :func:`pasur.common.outputs.output_dir`). Returns ``(result, summary)``."""
+    one folder (see :func:`pasur.common.outputs.output_dir`). Returns ``(result, summary)``.
+    ``solver_memory``: bytes a round's solver may take (:func:`pasur.solve.rounds.solve_cfr`)."""
     from pasur.common.outputs import check_output_dir, output_dir
     from pasur.solve.exact import solve_exact
     from pasur.solve.rounds import solve_cfr
@@ -121,7 +123,7 @@ def run_cfr(
     if out is not None:
         check_output_dir(out, overwrite=overwrite)  # before the work, not after
     built = build(nd, tree, device, memory_limit, on_layer, infosets=out is not None)
-    result = solve_cfr(built, params, built.device, progress=on_iteration)
+    result = solve_cfr(built, params, built.device, progress=on_iteration, solver_memory=solver_memory)
     extra = {"exact_value": solve_exact(built, keep_values=False).game_value()}
     if out is None:
         return result, {**summary(result, nd.id, str(built.device), None), **extra}
