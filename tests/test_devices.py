@@ -33,6 +33,7 @@ from pasur.solve.cfr import CFRParams
 from pasur.solve.exact import exploitability, pure_strategy, solve_exact
 from pasur.solve.infoset import infoset_tensor
 from pasur.solve.reference import ReferenceSolver
+from pasur.solve.round_parts import AVERAGE_BYTES_PER_EDGE, PART_BYTES_PER_EDGE, SOLVER_BYTES_PER_EDGE
 from pasur.solve.rounds import solve_cfr
 from pasur.solve.strategy_io import write_strategy_table
 from pasur.solve.tree import build_tree
@@ -239,7 +240,8 @@ def test_cfr_in_parts_on_the_device_is_the_whole_solve(device):
     params = CFRParams(method="dcfr", iterations=30, tremble=0.001)
     whole = solve_cfr(tree, params, solver_memory=10**12)
     widest = max(sum(rt.n_edges_at(t) for t in range(rt.start_turn, 8)) for rt in tree.rounds)
-    parts = solve_cfr(tree, params, solver_memory=4 * widest + 108 * widest // 3)
+    per_edge = SOLVER_BYTES_PER_EDGE + PART_BYTES_PER_EDGE
+    parts = solve_cfr(tree, params, solver_memory=AVERAGE_BYTES_PER_EDGE * widest + per_edge * widest // 3)
     assert max(tr.parts for tr in parts.traces) > 1
     on_device(device, *parts.strategy.values())
     assert parts.root_value == pytest.approx(whole.root_value, abs=ITERATE_TOL)

@@ -129,6 +129,9 @@ class StrategyModel:
 ROW_WEIGHTS = ("uniform", "play")
 #: with ``play`` weights, a row play never reaches still weighs this much (the mean row weighs 1)
 PLAY_WEIGHT_FLOOR = 0.01
+#: rows per slice where the fit turns a table-long array into another (play weights, the priority
+#: sample): a tail deck's table has 300 M rows, and each full-length temporary GBs
+WEIGHT_SLICE = 1 << 24
 
 
 def play_row_weights(path: Path, tree=None, strategy=None) -> np.ndarray:
@@ -157,9 +160,8 @@ def play_row_weights(path: Path, tree=None, strategy=None) -> np.ndarray:
         raise PasurInputError(f"{path}: the tree given is not this table's deck and tree mode")
     if strategy is None:
         strategy = read_strategy_table(path, tree)
-    # one float64 array of the rows' weights, filled a layer at a time, and the float32 weights
-    # made from it a slice at a time: a tail deck's table has 300 M rows, and each full-length
-    # temporary would take GBs
+    # one float64 array of the rows' weights, filled a layer at a time; the float32 weights made
+    # from it a slice at a time
     w = np.empty(tree.n_edges, dtype=np.float64)
     lo = 0
     for layer in iter_edge_play_weights(tree, strategy):
@@ -170,10 +172,6 @@ def play_row_weights(path: Path, tree=None, strategy=None) -> np.ndarray:
     for a in range(0, w.shape[0], WEIGHT_SLICE):
         out[a : a + WEIGHT_SLICE] = w[a : a + WEIGHT_SLICE] / mean + PLAY_WEIGHT_FLOOR
     return out
-
-
-#: rows per slice where the fit turns a table-long array into another
-WEIGHT_SLICE = 1 << 24
 
 
 def priority_sample(weights: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

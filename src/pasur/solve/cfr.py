@@ -73,7 +73,7 @@ from pasur.common.regret import METHODS as SHARED
 from pasur.game.state import ALEX, TURNS_PER_ROUND
 from pasur.solve.gametree import RoundTree
 from pasur.solve.ops import gather, scatter
-from pasur.solve.round_parts import RoundPart
+from pasur.solve.round_parts import RoundPart, edges_below
 
 #: :class:`RoundCFR` itself runs every full-width method of the shared rules, the predictive
 #: variants included (``FULL_WIDTH``); the others are its subclasses'
@@ -328,21 +328,18 @@ class RoundCFR:
         root_ids = keep if self._focus is None else self._focus[3][keep]
         layers, sels = [], []
         for L in self.layers:
-            keep = torch.nonzero(node).squeeze(1)
-            remap = torch.full((L.n_parent,), -1, dtype=torch.int64, device=dev)
-            remap[keep] = torch.arange(keep.shape[0], device=dev)
-            sel = torch.nonzero(gather(node, L.parent)).squeeze(1)
+            n_parent = int(node.sum())
+            sel, parent = edges_below(node, L.parent)
             child = L.child_of(sel)
             node = torch.zeros(L.n_child, dtype=torch.bool, device=dev)
             node[child] = True
             child_keep = torch.nonzero(node).squeeze(1)
             child_remap = torch.full((L.n_child,), -1, dtype=torch.int64, device=dev)
             child_remap[child_keep] = torch.arange(child_keep.shape[0], device=dev)
-            parent = gather(remap, gather(L.parent, sel))
             child = gather(child_remap, child)
             e = sel.shape[0]
             buffers = [torch.empty(e, dtype=self.dtype, device=dev), self._scratch[0][:e], self._scratch[1][:e]]
-            n_parent, n_child = int(keep.shape[0]), int(child_keep.shape[0])
+            n_child = int(child_keep.shape[0])
             layers.append(
                 _Layer(
                     L.t,

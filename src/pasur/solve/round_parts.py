@@ -70,6 +70,14 @@ def subtree_edges(rt: RoundTree) -> torch.Tensor:
     return below
 
 
+def edges_below(node: torch.Tensor, parent: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The edges of a layer whose parent is in ``node`` (a mask over the layer's parents), in
+    ascending order, and each one's parent as an index among those nodes."""
+    sel = torch.nonzero(gather(node, parent)).squeeze(1)
+    local = torch.cumsum(node, 0) - 1  # a node's index among the nodes of the mask
+    return sel, gather(local, gather(parent, sel))
+
+
 def round_part(rt: RoundTree, roots: torch.Tensor) -> RoundPart:
     """The part of ``rt`` below ``roots`` (ascending indices of its roots)."""
     dev = rt.edg[TURNS_PER_ROUND].device
@@ -78,12 +86,9 @@ def round_part(rt: RoundTree, roots: torch.Tensor) -> RoundPart:
     node[roots] = True
     edges, parents = [], []
     for t in range(rt.start_turn, TURNS_PER_ROUND):
-        parent = rt.edg[t + 1]
-        sel = torch.nonzero(gather(node, parent)).squeeze(1)
-        local = torch.cumsum(node, 0) - 1  # a node's index among the part's nodes of turn t
-        parents.append(gather(local, gather(parent, sel)))
+        sel, parent = edges_below(node, rt.edg[t + 1])
         edges.append(sel)
-        del local
+        parents.append(parent)
         node = torch.zeros(rt.n_nodes(t + 1), dtype=torch.bool, device=dev)
         node[sel] = True
     return RoundPart(roots, edges, parents)
