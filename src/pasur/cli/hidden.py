@@ -34,10 +34,6 @@ PlanOpt = Annotated[
 PLAN_SETS = ("agents", "pairs", "deals", "seed", "sample_seed", "chunk")
 
 
-def _split(text: str | None, sep: str = ",") -> list[str]:
-    return [x.strip() for x in (text or "").split(sep) if x.strip()]
-
-
 def _names(text: str, option: str, sep: str = ",") -> list[str]:
     """The names of a ``sep``-separated list; an empty one (two separators in a row, one at an
     end) is refused rather than dropped."""

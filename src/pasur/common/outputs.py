@@ -262,11 +262,6 @@ def write_text_atomic(path: str | Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def write_bytes_atomic(path: str | Path, data: bytes) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-
-
 @contextlib.contextmanager
 def replace_dir(path: str | Path) -> Iterator[Path]:
     """Yield a temporary folder that replaces ``path`` whole on success: for folders inside an

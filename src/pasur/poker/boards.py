@@ -203,10 +203,6 @@ class RoundBoards:
         weight = [math.prod(ways[r + 1 :]) / n_deals for r in range(g.n_rounds)]
         return n_deals, weight
 
-    @property
-    def n_hands(self) -> int:
-        return len(self.hands)
-
     def n_actual(self, r: int) -> int:
         return int(self.mult[r].sum())
 

@@ -61,9 +61,3 @@ def hand_permutation(game: PokerGame, perm: tuple[int, ...]) -> np.ndarray:
     hs = hands(game)
     mapped = np.sort(permute_cards(hs, perm, game.n_suits), axis=1)
     return hand_lookup(game, mapped)
-
-
-def hand_card_incidence(game: PokerGame) -> np.ndarray:
-    """For each card, the hands holding it: ``[n_cards, C(n-1, k-1)]`` hand indices."""
-    hs = hands(game)
-    return np.stack([np.nonzero((hs == c).any(axis=1))[0] for c in range(game.n_cards)])

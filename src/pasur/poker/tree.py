@@ -123,9 +123,6 @@ class BettingTree:
         lo, hi = self.round_levels[r][0]
         return np.arange(lo, hi)
 
-    def decisions_of(self, player: int) -> np.ndarray:
-        return np.nonzero(self.is_decision & (self.actor == player))[0]
-
 
 def _legal(game: PokerGame, s: _State) -> list[int]:
     facing = s.contrib[1 - s.player] > s.contrib[s.player]

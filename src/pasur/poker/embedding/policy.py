@@ -37,7 +37,3 @@ class AdvisorPolicy:
         sig = self.tables[r].index_select(0, lo * N_ACTIONS + child_slot)
         out = self.emb[r].recover_at(sig, self._classes(r, b0, b1))
         return out.view(-1, b1 - b0, self.engine.Hr[r])
-
-    def class_table(self, r: int) -> torch.Tensor:
-        """Every class's strategy ``[rows * A, classes]`` (small games, tests)."""
-        return self.emb[r].recover(self.tables[r], 0, self.emb[r].n)

@@ -144,9 +144,6 @@ class EmbeddingCFR(UpdatePasses):
         """Strategy values stored: one per (decision row, legal action, advisor), every round."""
         return sum(int(lg.sum()) * emb.m for lg, emb in zip(self.legal, self.emb, strict=True))
 
-    def _legal_mask(self, r: int) -> torch.Tensor:
-        return self.legal[r].reshape(-1, 1).to(self.engine.dtype)
-
     def _matching(self, r: int) -> torch.Tensor:
         """Regret matching per (row, advisor), uniform over legal actions where no regret is positive."""
         reg = self.regret[r]
