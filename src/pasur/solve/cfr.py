@@ -21,6 +21,15 @@ Variants (``method``):
   others by ``(t-1)^β / ((t-1)^β + 1)``; the average strategy by ``((t-1)/t)^γ`` (kept as
   weights ``t^γ``: the same average once normalized, one pass less per iteration).
   Defaults α = 1.5, β = 0, γ = 2.
+* ``pcfr+``: Predictive CFR+: regrets floored at zero after each update, and each next
+  strategy matched on the regrets plus the last instantaneous regrets (the prediction of the
+  next ones); average weights ``t^γ``, γ = 2.
+* ``pdcfr+``: Predictive Discounted CFR+: as ``pcfr+``, with the regrets multiplied by
+  ``(t-1)^α / ((t-1)^α + 1)`` before iteration ``t`` adds its own; defaults α = 2.3, γ = 5.
+* ``sapcfr+``: Simple Asymmetric PCFR+: as ``pcfr+``, with the prediction entering at step 1/3.
+* ``hs-pcfr+``, ``hs-dcfr``: the hyperparameter-scheduled variants of
+  :data:`pasur.common.regret.SCHEDULED`, whose parameters depend on the run's length: run by
+  the poker core's two CFR solvers only, refused here (not in :data:`METHODS`: an error).
 * ``es-mccfr``: external-sampling Monte Carlo CFR (CodeSnippet 9's scheme), the subclass
   :class:`pasur.solve.sampling.SampledRoundCFR`; :func:`pasur.solve.rounds.round_solver` picks
   the class from the method.
