@@ -520,3 +520,70 @@ def check_table(table: Table, marker: Marker) -> list[str]:
             if len(got) != len(want) or not all(agrees(w, g) for w, g in zip(want, got, strict=True)):
                 problems.append(f"{table.where()}: row {key!r}, column {h!r}: doc {want}, file {got}")
     return problems
+
+
+# ---------------------------------------------------------------- citations in the text
+
+#: ``results/...`` as the docs' text cites a results folder or file
+CITATION = re.compile(r"results/[\w.+-]+(?:/[\w.+-]+)*/?")
+#: where a sentence (or a paragraph) starts: after ``.``/``!``/``?`` (and a closing parenthesis)
+#: before a capital, a quote or a bracket, or after a blank line
+SENTENCE_START = re.compile(r"[.!?]\)?\s+(?=[A-Z*`(\[])|\n\s*\n")
+NOT_COMMITTED = re.compile(r"not\s+committed")
+
+
+def measured_numbers(text: str) -> set[float]:
+    """The numbers of ``text`` with decimals or an exponent (8.9e-4, 1.34): measurements, not
+    the counts and labels (1,000 iterations, HS(30), eq. (2)) that any two sentences share."""
+    return {value(n) for n in numbers(text) if re.search(r"[.eE]", n.replace(",", ""))}
+
+
+def sentence_before(text: str, end: int) -> str:
+    """The text from the start of the sentence that holds position ``end`` up to it."""
+    starts = [m.end() for m in SENTENCE_START.finditer(text, 0, end)]
+    return text[starts[-1] if starts else 0 : end]
+
+
+def not_committed_numbers(readme: str) -> set[float]:
+    """The measured numbers a README says it does not hold: those of each clause that leads up to
+    a "not committed" (from its sentence's start to the phrase)."""
+    out: set[float] = set()
+    for m in NOT_COMMITTED.finditer(readme):
+        out |= measured_numbers(sentence_before(readme, m.start()))
+    return out
+
+
+def readmes_over(cited: str) -> list[Path]:
+    """The README.md files of a cited results path's folder and of each folder above it, up to
+    results/NAME."""
+    top = (REPO / "results").resolve()
+    path = (REPO / cited).resolve()
+    folder = path if path.is_dir() else path.parent
+    found = []
+    while folder != top and top in folder.parents:
+        if (folder / "README.md").is_file():
+            found.append(folder / "README.md")
+        folder = folder.parent
+    return found
+
+
+def uncommitted_citations(doc: str, text: str | None = None) -> list[str]:
+    """Numbers that ``doc`` cites from a results folder whose README says they are not committed
+    there: a sentence that gives a measured number and ends in a ``results/...`` citation, where
+    a README over the cited path gives that number in a clause that says "not committed". A
+    sentence that itself says "not committed" is honest and passes."""
+    if text is None:
+        text = (REPO / doc).read_text(encoding="utf-8")
+    problems = []
+    for m in CITATION.finditer(text):
+        sentence = sentence_before(text, m.start())
+        claimed = measured_numbers(sentence)
+        if not claimed or NOT_COMMITTED.search(sentence):
+            continue
+        for readme in readmes_over(m.group(0).rstrip(".")):
+            absent = sorted(claimed & not_committed_numbers(readme.read_text(encoding="utf-8")))
+            if absent:
+                line = text.count("\n", 0, m.start()) + 1
+                where = readme.relative_to(REPO)
+                problems.append(f"{doc}:{line}: {absent} cited from {m.group(0)}, but {where} says not committed")
+    return problems

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 import pasur.cli.hidden  # noqa: F401  (registers the commands)
 from pasur.cli import app
 from pasur.common.errors import PasurInputError
+from pasur.hidden import plan as plan_module
 from pasur.hidden.arena import play_pair
 from pasur.hidden.plan import parse_plan, verify
 
@@ -206,19 +207,31 @@ def test_a_reader_verifies_that_the_plan_commit_precedes_the_result_commit(repo)
     assert verify(out)["plan_commit"] == plan_commit
 
 
-def test_the_check_refuses_a_plan_committed_with_its_result_or_other_parameters(repo, tmp_path):
+def test_the_check_refuses_a_plan_committed_with_its_result_or_other_parameters(repo, tmp_path, monkeypatch):
     plan = write_plan(repo)
-    commit(repo, "plans/p.json")
+    plan_commit = commit(repo, "plans/p.json")
     out = repo / "results" / "run"
     assert arena("--plan", str(plan), "--out", str(out)).exit_code == 0
     results = out / "results.json"
     res = json.loads(results.read_text())
 
-    # results.json claiming a plan commit that is the result commit itself: what a plan and a
-    # result written together would record
     def committed_with(doctored: dict, message: str) -> None:
         results.write_text(json.dumps(doctored))
         commit(repo, "results/run", message=message)
+
+    # the result commit being the plan commit itself (a plan and a result committed together): a
+    # file cannot name the commit that adds it, so git is made to answer the plan commit as the
+    # one that last changed results.json. The commit is its own ancestor, so only the equality
+    # check refuses it.
+    committed_with(res, "the run's results")
+    assert verify(out)["plan_commit"] == plan_commit
+    real = plan_module.committed_file
+    with monkeypatch.context() as m:
+        m.setattr(plan_module, "committed_file", lambda p, what="--plan": {**real(p, what), "commit": plan_commit})
+        with pytest.raises(PasurInputError, match="committed with the result, not before it"):
+            verify(out)
+        r = runner.invoke(app, ["arena-verify", str(out)])
+        one_line_error(r, "the plan was committed with the result")
 
     committed_with({**res, "spec": {**res["spec"], "deals": 8}}, "more deals than planned")
     r = runner.invoke(app, ["arena-verify", str(out)])

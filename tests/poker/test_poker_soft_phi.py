@@ -73,11 +73,15 @@ def test_coarse_classes_share_one_column(tiny):
     first = np.unique(coarse[r], return_index=True)[1]
     assert np.array_equal(phi, phi[:, first][:, coarse[r]])
     assert len(np.unique(coarse[r])) < space.rounds[r].n  # the test merges something
-    iso_buckets = baselines.ehs(space, budgets(space), seed=1)
-    split = [c for c in np.unique(coarse[r]) if len(np.unique(iso_buckets[r][coarse[r] == c])) > 1]
-    if split:  # a clustering of the isomorphism classes that splits a coarse class is refused
-        with pytest.raises(PasurInputError, match="splits"):
-            soft_phi.soft_phi(space, r, iso_buckets[r], "ehs-1", 0.3, classes=coarse[r])
+    # a bucketing that puts one member of a coarse class in another bucket than its class-mates
+    # splits that class: refused
+    sizes = np.bincount(coarse[r])
+    member = int(np.flatnonzero(sizes[coarse[r]] > 1)[0])
+    split = buckets[r].copy()
+    split[member] = (split[member] + 1) % (int(buckets[r].max()) + 1)
+    assert len(np.unique(split[coarse[r] == coarse[r][member]])) > 1  # the class is split
+    with pytest.raises(PasurInputError, match="splits"):
+        soft_phi.soft_phi(space, r, split, "ehs-1", 0.3, classes=coarse[r])
 
 
 @pytest.mark.parametrize("spec", ["krwemd-1:soft0", "paemd-1:soft0.3", "ehs:soft1", "krwemd-1", "krwemd-1:hard"])
