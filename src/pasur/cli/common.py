@@ -33,6 +33,7 @@ from pasur.cli.clicklib import (
     UsageError,
     get_current_context,
 )
+from pasur.common import regret
 from pasur.common.console import err, note, progress_display
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import describe_os_error
@@ -273,9 +274,9 @@ def _rename(values: dict, **names: str) -> dict:
 
 # -- CFR --------------------------------------------------------------------------------
 
-#: ``pasur.solve.cfr.METHODS``, spelled out so that building the CLI does not import torch
-#: (tests/test_cli.py checks that the two agree)
-CFR_METHODS = ("cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+", "sapcfr+", "es-mccfr")
+#: ``pasur.solve.cfr.METHODS``: the full-width and predictive rules of :mod:`pasur.common.regret`
+#: and the sampled es-mccfr (tests/test_cli.py checks that the two agree)
+CFR_METHODS = (*regret.METHODS, *regret.PREDICTIVE, "es-mccfr")
 #: the target when neither --iterations nor --target-exploitability is given (points of
 #: exploitability = NashConv / 2; the NashConv 0.05 of the versions before docs/conventions.md)
 DEFAULT_TARGET = 0.025
@@ -312,8 +313,8 @@ class CfrChoice:
             target = DEFAULT_TARGET
         if "check_every" in self.given and target is None:
             raise PasurInputError("--check-every applies only with a --target-exploitability")
-        takes = {"alpha": ("dcfr", "pdcfr+"), "beta": ("dcfr",), "gamma": ("dcfr", "pcfr+", "pdcfr+", "sapcfr+")}
-        for name, methods in takes.items():
+        for name, takers in regret.PARAMETER_METHODS.items():
+            methods = [m for m in takers if m in CFR_METHODS]
             if name in self.given and method not in methods:
                 raise PasurInputError(f"--{name} applies only to --method {' or '.join(methods)}")
         return CFRParams(
@@ -390,9 +391,11 @@ CheckEveryOpt = Annotated[
         help="CFR: measure the round's exploitability (NashConv / 2) every K iterations.",
     ),
 ]
+#: the --alpha help's defaults, DCFR's and PDCFR+'s
+ALPHA_DEFAULTS = f"(default {regret.default_parameters('dcfr')[0]:g}, {regret.default_parameters('pdcfr+')[0]:g})"
 AlphaOpt = Annotated[
     float | None,
-    typer.Option("--alpha", min=0, max=10, help="DCFR, PDCFR+: positive regret discount exponent (default 1.5, 2.3)."),
+    typer.Option("--alpha", min=0, max=10, help=f"DCFR, PDCFR+: positive regret discount exponent {ALPHA_DEFAULTS}."),
 ]
 BetaOpt = Annotated[float, typer.Option("--beta", min=-10, max=10, help="DCFR: negative regret discount exponent.")]
 GammaOpt = Annotated[
@@ -401,7 +404,8 @@ GammaOpt = Annotated[
         "--gamma",
         min=0,
         max=10,
-        help="DCFR and the predictive variants: the average's weight t^gamma (default 2, PDCFR+ 5).",
+        help="DCFR and the predictive variants: the average's weight t^gamma "
+        f"(default {regret.default_parameters('dcfr')[1]:g}, PDCFR+ {regret.default_parameters('pdcfr+')[1]:g}).",
     ),
 ]
 UpdatesOpt = Annotated[str, typer.Option("--updates", help="CFR: alternating (update Alex, then Bob) or simultaneous.")]

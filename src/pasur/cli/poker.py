@@ -16,6 +16,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn
 
 from pasur.cli.common import (
+    ALPHA_DEFAULTS,
     AddressOpt,
     DeviceOpt,
     JsonOpt,
@@ -25,6 +26,7 @@ from pasur.cli.common import (
     progress_display,
     refuse_unless,
 )
+from pasur.common import regret
 from pasur.common.errors import PasurInputError
 
 poker_app = typer.Typer(
@@ -53,6 +55,23 @@ IsoOpt = Annotated[
         "--iso/--no-iso", help="List one board per suit-isomorphism class (default: when boards have 2+ cards)."
     ),
 ]
+
+
+def _method_help() -> str:
+    """--method's help: each method with the parameters it runs with by default."""
+    a, g = regret.DCFR_DEFAULTS[0], regret.DCFR_DEFAULTS[2]
+    b = regret.DCFR_DEFAULTS[1]
+    pred = {m: regret.default_parameters(m) for m in regret.PREDICTIVE}
+    return (
+        f"{', '.join(regret.METHODS)} (alpha {a:g}, beta {b:g}, gamma {g:g}), the predictive pcfr+ "
+        f"(gamma {pred['pcfr+'][1]:g}), pdcfr+ (alpha {pred['pdcfr+'][0]:g}, gamma {pred['pdcfr+'][1]:g}) and "
+        f"sapcfr+ (gamma {pred['sapcfr+'][1]:g}), or the scheduled {' and '.join(sorted(regret.SCHEDULED))} "
+        f"(Zhang et al. 2026's HS({regret.HS_GAMMA0:g}): gamma from {regret.HS_GAMMA0:g} to "
+        f"{regret.HS_GAMMA0 - regret.HS_GAMMA_DROP:g} over --iterations, which they need)."
+    )
+
+
+_METHOD_HELP = _method_help()
 DtypeOpt = Annotated[str, typer.Option("--dtype", help="float64 (default; exact) or float32 (faster, for big games).")]
 
 
@@ -221,9 +240,7 @@ def solve(
         str,
         typer.Option(
             "--method",
-            help="cfr, cfr+, lcfr, dcfr (alpha 1.5, beta 0, gamma 2), the predictive pcfr+ (gamma 2), "
-            "pdcfr+ (alpha 2.3, gamma 5) and sapcfr+ (gamma 2), or the scheduled hs-dcfr and hs-pcfr+ "
-            "(Zhang et al. 2026's HS(30): gamma from 30 to 25 over --iterations, which they need).",
+            help=_METHOD_HELP,
         ),
     ] = "cfr+",
     iterations: Annotated[
@@ -251,14 +268,15 @@ def solve(
     ] = "alternating",
     alpha: Annotated[
         float | None,
-        typer.Option("--alpha", help="DCFR, PDCFR+: positive regret discount exponent (default 1.5, 2.3)."),
+        typer.Option("--alpha", help=f"DCFR, PDCFR+: positive regret discount exponent {ALPHA_DEFAULTS}."),
     ] = None,
     beta: Annotated[float, typer.Option("--beta", help="DCFR: negative regret discount exponent.")] = 0.0,
     gamma: Annotated[
         float | None,
         typer.Option(
             "--gamma",
-            help="DCFR and the predictive variants: the average's weight t^gamma; hs-dcfr, hs-pcfr+: its start (30).",
+            help="DCFR and the predictive variants: the average's weight t^gamma; hs-dcfr, hs-pcfr+: its start "
+            f"({regret.HS_GAMMA0:g}).",
         ),
     ] = None,
     abstraction: AbstractionOpt = None,
@@ -288,17 +306,14 @@ def solve(
     from pasur.poker.solvers import CFRConfig
 
     g = _game(game)
-    scheduled = method in ("hs-dcfr", "hs-pcfr+")  # their schedules run over --iterations
+    scheduled = method in regret.SCHEDULED  # their schedules run over --iterations
     cfg = CFRConfig(
         method=method, updates=updates, alpha=alpha, beta=beta, gamma=gamma, horizon=iterations if scheduled else None
     )
-    refuse_unless(method in ("dcfr", "pdcfr+"), ["alpha"], "to --method dcfr or pdcfr+")
-    refuse_unless(method == "dcfr", ["beta"], "to --method dcfr")
-    refuse_unless(
-        method in ("dcfr", "pcfr+", "pdcfr+", "sapcfr+", "hs-dcfr", "hs-pcfr+"),
-        ["gamma"],
-        "to --method dcfr, the predictive and the scheduled ones",
-    )
+    takes = regret.PARAMETER_METHODS
+    refuse_unless(method in takes["alpha"], ["alpha"], f"to --method {' or '.join(takes['alpha'])}")
+    refuse_unless(method in takes["beta"], ["beta"], f"to --method {' or '.join(takes['beta'])}")
+    refuse_unless(method in takes["gamma"], ["gamma"], "to --method dcfr, the predictive and the scheduled ones")
     refuse_unless(out is not None, ["overwrite"], "with --out")
     if iterations is None and target_exploitability is None:
         raise PasurInputError("give --iterations N, --target-exploitability E, or both")
@@ -516,7 +531,7 @@ def experiment(
             help="bufp-convergence, bufp-total: the methods, comma-separated (default cfr,bufp-x,bufp-ef,xfp; "
             "also bufp-authors, bufp-authors-c10: BUFP as its authors' code runs it); bufp-crossplay: the same "
             "names (default cfr,bufp-ef,bufp-x; cfr and bufp-ef required); lossless: CFR methods (default dcfr; "
-            "cfr, cfr+, lcfr, dcfr, pcfr+, pdcfr+, sapcfr+).",
+            f"{', '.join((*regret.METHODS, *regret.PREDICTIVE))}).",
         ),
     ] = None,
     listing: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,

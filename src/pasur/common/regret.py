@@ -71,6 +71,13 @@ SAPCFR_STEP = 1.0 / 3.0
 SCHEDULED = ("hs-pcfr+", "hs-dcfr")
 #: HS(30): the initial gamma of the paper's recommended schedule
 HS_GAMMA0 = 30.0
+#: HS(30)'s last gamma: the start less 5 over the run
+HS_GAMMA_DROP = 5.0
+
+#: the parameters a user may set, and the methods that read each (the others refuse it when
+#: given): alpha, DCFR's and PDCFR+'s discount exponent; beta, DCFR's on negative regrets;
+#: gamma, the average's weight t^gamma (the scheduled ones: its start)
+PARAMETER_METHODS = {"alpha": ("dcfr", "pdcfr+"), "beta": ("dcfr",), "gamma": ("dcfr", *PREDICTIVE, *SCHEDULED)}
 
 
 def is_predictive(method: str) -> bool:
@@ -89,7 +96,7 @@ def hs_schedule(t: int, horizon: int, gamma0: float = HS_GAMMA0) -> tuple[float,
     if horizon is None or horizon < 1:
         raise ValueError(f"a hyperparameter schedule needs the run's length (horizon), got {horizon!r}")
     s = t / horizon
-    return 1.0 + 3.0 * s, -1.0 - 2.0 * s, gamma0 - 5.0 * s
+    return 1.0 + 3.0 * s, -1.0 - 2.0 * s, gamma0 - HS_GAMMA_DROP * s
 
 
 def average_discount(method: str, t: int, gamma: float, horizon: int | None = None) -> float:
