@@ -16,7 +16,7 @@ from pasur.common.errors import PasurInputError
 from pasur.game.cards import Deck
 from pasur.game.state import ALEX, GameState
 from pasur.learn.models import PLAY_WEIGHT_FLOOR, ModelParams, fit_model, play_row_weights
-from pasur.play.reach import edge_play_weights, node_reach
+from pasur.play.reach import node_reach
 from pasur.solve.cfr import CFRParams
 from pasur.solve.rounds import solve_cfr
 from pasur.solve.strategy_io import write_strategy_table
@@ -104,8 +104,22 @@ def test_play_weights_of_a_tables_rows(tmp_path):
     table = pq.read_table(path, columns=["round", "turn", "player", "edge"]).to_pydict()
     first = [i for i in range(rows) if table["round"][i] == 0 and table["turn"][i] == 0]
     assert float(w[first].max()) == float(w.max())
-    direct = torch.cat(edge_play_weights(tree, res.strategy)).numpy()
-    assert np.allclose(w, direct / direct.mean() + PLAY_WEIGHT_FLOOR, rtol=1e-5)
+    # each row's weight from the file's own columns (its round, ply 2 * turn + player, mover and
+    # node) and the reach of that node (node_reach, checked against the recursion over histories
+    # above): the mean of the mover's two matchups, following the table's strategy against the
+    # random agent and against itself, scaled to mean 1, plus the floor
+    cols = pq.read_table(path, columns=["round", "turn", "player", "node"]).to_pydict()
+    reach = {
+        p: (node_reach(tree, res.strategy, p, None), node_reach(tree, res.strategy, p, res.strategy))
+        for p in (ALEX, 1 - ALEX)
+    }
+    met = np.array(
+        [
+            0.5 * sum(float(m[(r, 2 * turn + p)][n]) for m in reach[p])
+            for r, turn, p, n in zip(cols["round"], cols["turn"], cols["player"], cols["node"], strict=True)
+        ]
+    )
+    assert np.allclose(w, met / met.mean() + PLAY_WEIGHT_FLOOR, rtol=1e-5)
 
     # the caller's tree (a sweep's, with infosets) gives the same weights as the rebuilt one, and
     # the same model; another deck's or mode's tree is refused
