@@ -152,28 +152,40 @@ def test_a_rated_match_against_an_ai_level_moves_only_the_person(make_client):
         p.close()
 
 
-def test_hints_are_given_at_unrated_tables_and_refused_at_rated_ones(make_client):
+def test_hints_are_given_only_where_no_other_person_plays(make_client):
+    """Issue 46, item 5: at an unrated table of two people the page hid the hint button, but
+    ``GET .../hint`` answered 200, so one friend could use the AI in secret. Now the server refuses
+    it there (409) and both players' views say hints are off; at an unrated table against an AI
+    they are on, and at a rated table off."""
     with running(make_client) as client:
         a, b, _v = open_table(client)
         va, vb = views(a, b)
+        assert va["hints"] is False and vb["hints"] is False
         mover, other = (a, b) if va["hand"]["to_move"] == "you" else (b, a)
         r = mover.http("GET", "/hint")
+        assert r.status_code == 409 and r.json() == {"error": "hints are off at a table of two people"}
+        assert other.http("GET", "/hint").status_code == 409
+        assert client.get(f"/api/tables/{a.table_id}/hint").status_code == 404  # no token
+        a.close()
+        b.close()
+        solo, _, sv = open_table(client, ai_level="greedy", seat="bob")
+        assert sv["hints"] is True
+        view = solo.connect()["view"]
+        assert view["hints"] is True and view["hand"]["to_move"] == "you"
+        r = solo.http("GET", "/hint")
         assert r.status_code == 200, r.text
         hint = r.json()
-        legal = (va if mover is a else vb)["hand"]["legal"]
-        assert hint["level"] == "greedy" and len(hint["moves"]) == len(legal)
+        assert hint["level"] == "greedy" and len(hint["moves"]) == len(view["hand"]["legal"])
         assert sum(m["best"] for m in hint["moves"]) >= 1
-        assert other.http("GET", "/hint").status_code == 409  # not their turn
-        assert client.get(f"/api/tables/{a.table_id}/hint").status_code == 404  # no token
+        solo.close()
         tp = new_player(client, "Hamid")
         r = client.post(
             "/api/tables", json={"rules": {"target": 20}, "rated": True, "player_token": tp, "ai_level": "greedy"}
         )
         v = r.json()
+        assert v["hints"] is False
         r = client.get(f"/api/tables/{v['id']}/hint", headers={TOKEN: v["token"]})
         assert r.status_code == 409 and "rated" in r.json()["error"]
-        a.close()
-        b.close()
 
 
 def test_names_are_unique_and_checked(make_client):

@@ -66,7 +66,6 @@ def create_app(
     service = GameService(Store(db_path), levels, hint_level)
     tables = TableService(service, clock)
     hub = Hub(tables, sweep_every)
-    default_level = DEFAULT_LEVEL if DEFAULT_LEVEL in service.levels else next(iter(service.levels))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -87,6 +86,16 @@ def create_app(
     api.state.tables = tables
     api.state.hub = hub
     api.add_middleware(Guard, max_body=max_body, allowed_hosts=allowed_hosts)
+    add_error_handlers(api)
+    add_page(api)
+    add_game_routes(api, service, allow_seeds=allow_seeds)
+    add_table_routes(api, hub, allow_seeds=allow_seeds)
+    return api
+
+
+def add_error_handlers(api: FastAPI) -> None:
+    """Every error as JSON ``{"error": message}``; an exception nobody expected is logged with its
+    traceback and answered a plain 500 (a bug: nothing of it is shown)."""
 
     @api.exception_handler(GameError)
     async def game_error(_: Request, e: GameError) -> JSONResponse:
@@ -109,19 +118,25 @@ def create_app(
         log.exception("internal error")
         return _error(500, "internal error")
 
-    # -- the page ------------------------------------------------------------------------------
+
+def add_page(api: FastAPI) -> None:
+    """The page and its static files."""
+
     @api.get("/", include_in_schema=False)
     def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
     api.mount("/static", StaticFiles(directory=STATIC), name="static")
 
-    # -- the API -------------------------------------------------------------------------------
+
+def add_game_routes(api: FastAPI, service: GameService, *, allow_seeds: bool = False) -> None:
+    """The health check, the levels and the games against the AI."""
+    default_level = DEFAULT_LEVEL if DEFAULT_LEVEL in service.levels else next(iter(service.levels))
+    margins = level_margins(service.levels)  # each level's arena margin over the next weaker one
+
     @api.get("/api/health")
     def health() -> dict:
         return {"ok": True, "version": __version__}
-
-    margins = level_margins(service.levels)  # each level's arena margin over the next weaker one
 
     @api.get("/api/levels")
     def get_levels() -> dict:
@@ -166,6 +181,3 @@ def create_app(
     @api.get("/api/games/{game_id}/replay")
     def get_replay(game_id: str, token: Token = None, hand: Annotated[int | None, Query(ge=1, le=1000)] = None) -> dict:
         return service.replay(game_id, token, hand)
-
-    add_table_routes(api, hub, allow_seeds=allow_seeds)
-    return api

@@ -7,12 +7,18 @@ with the player's whole view, so a page that reconnects (after a dropped connect
 is up to date at once. Then the client sends ``move`` (``card``, ``captured``, ``moves_played``),
 ``next``, ``leave`` (``level``) or ``sync`` (resend my view); every change reaches both players as
 ``{"type": "update", "view", "steps"}``, and a refused message is answered to its sender only, as
-``{"type": "error", "status", "error"}``.
+``{"type": "error", "status", "error"}``. ``ping`` is answered ``pong`` (the page sends one a
+minute, so that its socket is not idle).
+
+A player keeps at most :data:`SOCKETS_PER_SEAT` sockets open at a table (a new one closes their
+oldest), a socket that does not say hello in :data:`HELLO_TIMEOUT` seconds is closed, and so is
+one that sends nothing for :data:`IDLE_TIMEOUT` seconds after its hello (the page reconnects and
+gets its whole view): one token cannot hold the server's files (issue 46).
 
 Changes to one table are serialized here (an ``asyncio.Lock`` per table around the service call,
 which runs in a worker thread, and the sends), so each player receives the table's changes in the
 order they were made, each once. A background task sweeps the move clocks every ``sweep_every``
-seconds.
+seconds, each table on its own: an exception on one is logged and the others are swept.
 """
 
 from __future__ import annotations
@@ -39,15 +45,28 @@ log = logging.getLogger("pasur.web")
 HELLO_TIMEOUT = 30.0
 #: seconds one send may take before the socket is dropped (a stuck client cannot hold the table)
 SEND_TIMEOUT = 10.0
+#: seconds a socket may send nothing after its hello before it is closed (the page pings every 60)
+IDLE_TIMEOUT = 300.0
+#: sockets one player may hold open at one table (tabs, a reconnect racing the old socket)
+SOCKETS_PER_SEAT = 4
 
 
 class Hub:
     """The open sockets of every table, by player, and the per-table order of changes."""
 
-    def __init__(self, tables: TableService, sweep_every: float = 1.0) -> None:
+    def __init__(
+        self,
+        tables: TableService,
+        sweep_every: float = 1.0,
+        hello_timeout: float = HELLO_TIMEOUT,
+        idle_timeout: float = IDLE_TIMEOUT,
+    ) -> None:
         self.tables = tables
         self.sweep_every = sweep_every
-        self._sockets: dict[str, list[set[WebSocket]]] = {}
+        self.hello_timeout = hello_timeout
+        self.idle_timeout = idle_timeout
+        #: each table's sockets by player, oldest first (a dict keeps the order they came in)
+        self._sockets: dict[str, list[dict[WebSocket, None]]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._users: dict[str, int] = {}  # requests and sockets using each table's lock
         self._sweeper: asyncio.Task | None = None
@@ -70,7 +89,17 @@ class Hub:
 
     def connected(self, table_id: str, player: int) -> int:
         """How many sockets ``player`` of the table has open."""
-        return len(self._sockets.get(table_id, [set(), set()])[player])
+        return len(self._sockets.get(table_id, [{}, {}])[player])
+
+    async def _add_socket(self, table_id: str, player: int, ws: WebSocket) -> None:
+        """Count ``ws`` among the player's sockets; the oldest beyond the cap is closed."""
+        mine = self._sockets.setdefault(table_id, [{}, {}])[player]
+        mine.pop(ws, None)
+        mine[ws] = None
+        while len(mine) > SOCKETS_PER_SEAT:
+            oldest = next(iter(mine))
+            del mine[oldest]
+            await _close(oldest, 1008)
 
     # -- changes --------------------------------------------------------------------------------
     async def change(self, table_id: str, call: Callable[..., Any], *args: Any) -> Any:
@@ -95,7 +124,7 @@ class Hub:
         async with self._turn(table_id):
             update, player, changed = await run_in_threadpool(self.tables.view, table_id, token)
             if ws is not None:
-                self._sockets.setdefault(table_id, [set(), set()])[player].add(ws)
+                await self._add_socket(table_id, player, ws)
             if changed:
                 await self.publish(update)
             elif ws is not None:
@@ -121,7 +150,7 @@ class Hub:
     def _forget(self, table_id: str, player: int, ws: WebSocket) -> None:
         sockets = self._sockets.get(table_id)
         if sockets is not None:
-            sockets[player].discard(ws)
+            sockets[player].pop(ws, None)
             if not sockets[0] and not sockets[1]:
                 self._sockets.pop(table_id, None)
 
@@ -138,11 +167,15 @@ class Hub:
             self._sweeper = None
 
     async def sweep(self) -> int:
-        """Apply every forfeit that is due and push it; returns how many."""
+        """Apply every forfeit (and every expiry) that is due and push it; returns how many. Each
+        table is swept on its own: an exception on one is logged and the rest are swept."""
         done = 0
         for table_id in await run_in_threadpool(self.tables.expire_due):
-            if await self.change(table_id, self.tables.expire, table_id) is not None:
-                done += 1
+            try:
+                if await self.change(table_id, self.tables.expire, table_id) is not None:
+                    done += 1
+            except Exception:  # a bug: logged with its traceback; the other tables go on
+                log.exception("clock sweep failed on table %s", table_id)
         return done
 
     async def _sweep_forever(self) -> None:
@@ -158,7 +191,7 @@ class Hub:
         """A player's socket, from hello to disconnect."""
         await ws.accept()
         try:
-            hello = await asyncio.wait_for(_receive(ws), HELLO_TIMEOUT)
+            hello = await asyncio.wait_for(_receive(ws), self.hello_timeout)
         except (TimeoutError, WebSocketDisconnect):
             await _close(ws, 1008)
             return
@@ -175,8 +208,10 @@ class Hub:
             return
         try:
             while True:
-                message = await _receive(ws)
+                message = await asyncio.wait_for(_receive(ws), self.idle_timeout)
                 await self._handle(ws, table_id, player, token, message)
+        except TimeoutError:  # idle: closed (the page reconnects and gets its whole view)
+            await _close(ws, 1000)
         except WebSocketDisconnect:
             pass
         finally:
@@ -196,6 +231,8 @@ class Hub:
                 await self.change(table_id, self.tables.leave, table_id, token, leave.level)
             elif kind == "sync" and not body:
                 await self.look(table_id, token, ws)
+            elif kind == "ping" and not body:
+                await ws.send_json({"type": "pong"})
             elif kind == "bad":
                 await ws.send_json({"type": "error", "status": 400, "error": str(message.get("why"))})
             else:

@@ -389,15 +389,24 @@ def finished_hand(hands: list[dict], number: int | None) -> tuple[int, dict]:
     return number, hands[number - 1]
 
 
+#: what decoding and checking a stored record raises when the record is damaged: its JSON
+#: (``json.JSONDecodeError``), a deck or a move the rules refuse (``PasurInputError``,
+#: ``IllegalActionError``), a rule out of range (all ``ValueError``), a missing key or index, a
+#: value of the wrong type. Anything else is a bug of the code, not of the record.
+RECORD_ERRORS = (ValueError, KeyError, IndexError, TypeError)
+
+
 @contextlib.contextmanager
 def _reading(row: GameRow) -> Iterator[None]:
-    """Reading a stored game: anything its record makes fail (a move the rules refuse, a deck or
-    a result of the wrong shape) is :class:`Damaged`, logged, never a 500."""
+    """Reading a stored game: an error of decoding or checking its record (:data:`RECORD_ERRORS`:
+    a move the rules refuse, a deck or a result of the wrong shape) is :class:`Damaged`, logged,
+    never a 500. Any other exception is a bug: it goes on to the app's handler, which logs it with
+    its traceback and answers 500 (issue 46: a bug was reported as a damaged record)."""
     try:
         yield
     except GameError:
         raise
-    except Exception as e:
+    except RECORD_ERRORS as e:
         log.warning("damaged game record: game %s: %s: %s", row.id, type(e).__name__, e)
         raise Damaged(DAMAGED) from None
 

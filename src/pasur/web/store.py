@@ -34,6 +34,8 @@ SCHEMA_VERSION = 3
 READABLE_SCHEMAS = (1, 2, 3)
 #: the ``meta`` row that marks a database as this app's (written when the app creates it)
 APP_KEY, APP_NAME = "app", "pasur-web"
+#: connections kept open between requests (more are opened while more requests run at once)
+POOL_IDLE = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -143,9 +145,10 @@ class Store:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []  # every thread's connection, for close_all
-        self._opened_lock = threading.Lock()
+        self._local = threading.local()  # the connection this thread holds now (nested uses share it)
+        self._idle: list[sqlite3.Connection] = []  # connections waiting for the next request
+        self._pool_lock = threading.Lock()
+        self._open = 0  # connections open now, idle or in use
         with self._connect() as db:
             self._check_ours(db)
             db.execute("PRAGMA journal_mode=WAL")
@@ -197,26 +200,60 @@ class Store:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        """This thread's connection, opened once: closing the last connection would checkpoint
-        the WAL every time (slow); WAL keeps readers and the one writer apart."""
-        db = getattr(self._local, "db", None)
-        if db is None:
+        """A connection of the pool for the length of the block (a nested block of the same
+        thread shares it). At most :data:`POOL_IDLE` wait between requests; more in use at once
+        are closed when given back. A connection is not kept per thread: the server's worker
+        threads come and go, and a connection per thread that ever lived leaked a file each
+        (issue 46). Never closing the last one keeps SQLite from checkpointing at every request."""
+        held = getattr(self._local, "db", None)
+        if held is not None:
+            yield held
+            return
+        db = self._take()
+        self._local.db = db
+        try:
+            yield db
+        finally:
+            self._local.db = None
+            self._give_back(db)
+
+    def _take(self) -> sqlite3.Connection:
+        with self._pool_lock:
+            if self._idle:
+                return self._idle.pop()
+            self._open += 1
+        try:
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA synchronous=FULL")
             db.execute("PRAGMA busy_timeout=30000")
-            self._local.db = db
-            with self._opened_lock:
-                self._opened.append(db)
-        yield db
+        except BaseException:
+            with self._pool_lock:
+                self._open -= 1
+            raise
+        return db
+
+    def _give_back(self, db: sqlite3.Connection) -> None:
+        if db.in_transaction:  # never expected (transaction() commits or rolls back): not reused
+            db.rollback()
+        with self._pool_lock:
+            if len(self._idle) < POOL_IDLE:
+                self._idle.append(db)
+                return
+            self._open -= 1
+        db.close()
+
+    def open_connections(self) -> int:
+        """Connections open now, idle or in use (bounded by the requests at once)."""
+        with self._pool_lock:
+            return self._open
 
     def close(self) -> None:
-        """Close this thread's connection (others close when their thread ends)."""
-        db = getattr(self._local, "db", None)
-        if db is not None:
+        """Close the idle connections (one in use is closed or kept when it is given back)."""
+        with self._pool_lock:
+            idle, self._idle = self._idle, []
+            self._open -= len(idle)
+        for db in idle:
             db.close()
-            self._local.db = None
-            with self._opened_lock:
-                self._opened = [c for c in self._opened if c is not db]
 
     def checkpoint(self) -> None:
         """Copy every change from the ``-wal`` file into the database file and empty the WAL, so
@@ -225,14 +262,10 @@ class Store:
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
 
     def close_all(self) -> None:
-        """At shutdown: checkpoint, then close every thread's connection (a thread that asks
-        again afterwards opens a new one)."""
+        """At shutdown: checkpoint, then close the idle connections (a thread that asks again
+        afterwards opens a new one)."""
         self.checkpoint()
-        with self._opened_lock:
-            opened, self._opened = self._opened, []
-        for db in opened:
-            db.close()
-        self._local = threading.local()
+        self.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -442,6 +475,13 @@ def table_ids_with_deadline(store: Store, before: float) -> list[str]:
         return [
             i for (i,) in db.execute("SELECT id FROM tables WHERE deadline IS NOT NULL AND deadline <= ?", (before,))
         ]
+
+
+def mark_damaged(store: Store, table_id: str) -> None:
+    """Take a table whose record cannot be read off the clock, once: its deadline cleared and its
+    status ``damaged`` (the columns outside its JSON), so the sweep does not try it again."""
+    with store.transaction() as db:
+        db.execute("UPDATE tables SET deadline = NULL, status = 'damaged' WHERE id = ?", (table_id,))
 
 
 def insert_table(store: Store, row: TableRow) -> None:

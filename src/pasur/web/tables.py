@@ -16,9 +16,16 @@ sweep) loses the hand by forfeit: they score nothing for it, the other player th
 far and at least 1.
 
 A table opened ``rated`` (:mod:`pasur.web.players`) plays a match between rated players (each seat
-names its player by the player's token), or a player and an AI level with a fixed rating; hints
-are refused there, and a player cannot leave a rated match to the AI once it has started. The
-match's last move is saved in the same transaction as the players' new ratings.
+names its player by the player's token), or a player and an AI level with a fixed rating, always
+with a clock (:data:`RATED_CLOCK` unless the opener gives another); a player cannot leave a rated
+match to the AI once it has started, and one who loses :data:`ABANDON_HANDS` hands in a row by the
+clock has abandoned it: they forfeit the match (rated: its hands as played, the forfeited ones
+lost), the other is told and the table closes. The match's last move is saved in the same
+transaction as the players' new ratings.
+
+Hints (``GET .../hint``) are given only where no other person plays: at an unrated table whose
+other seat is an AI. Each player's view says so (``hints``), the server refuses them elsewhere
+(409). A table nobody joined closes after :data:`JOIN_TTL` seconds.
 """
 
 from __future__ import annotations
@@ -57,7 +64,15 @@ from pasur.web.service import (
     score_json,
     token_hash,
 )
-from pasur.web.store import DamagedRow, StaleWrite, TableRow, get_table, insert_table, table_ids_with_deadline
+from pasur.web.store import (
+    DamagedRow,
+    StaleWrite,
+    TableRow,
+    get_table,
+    insert_table,
+    mark_damaged,
+    table_ids_with_deadline,
+)
 from pasur.web.store import update_table as store_update
 from pasur.web.views import action_json, hand_view, parse_action
 
@@ -66,6 +81,12 @@ log = logging.getLogger("pasur.web")
 NOT_FOUND = "no such table"
 #: bounds of the move clock, seconds
 MIN_CLOCK, MAX_CLOCK = 5, 3600
+#: a rated table's clock, seconds a move, when the opener gives none
+RATED_CLOCK = 120
+#: hands lost in a row by the clock after which a rated match is forfeited (abandoned)
+ABANDON_HANDS = 2
+#: seconds a table waits for the invited person before it closes
+JOIN_TTL = 24 * 3600
 
 
 @dataclass
@@ -104,7 +125,7 @@ def flip_result(result: dict | None, player: int) -> dict | None:
         return None
     out = {}
     for k, v in result.items():
-        if k == "timeout":
+        if k in ("timeout", "abandoned"):
             out[k] = None if v is None else ("you" if v == player else "ai")
         elif isinstance(v, list) and len(v) == 2 and player == 1:
             out[k] = [v[1], v[0]]
@@ -258,6 +279,8 @@ class TableService:
             raise BadInput("seat is 0 (Alex in the first hand) or 1 (Bob)")
         if clock_s is not None and not MIN_CLOCK <= clock_s <= MAX_CLOCK:
             raise BadInput(f"the clock is {MIN_CLOCK} to {MAX_CLOCK} seconds a move")
+        if rated and clock_s is None:  # a rated match always has a clock: nobody can stall it
+            clock_s = RATED_CLOCK
         self._check_level(ai_level)
         who = self._rated_player(rated, player_token)
         if rated:
@@ -287,6 +310,8 @@ class TableService:
         game = self._deal(row)
         steps: list = []
         self._advance(row, game, steps)
+        if row.status == "waiting":  # closed if nobody joins in time
+            row.deadline = self.clock() + JOIN_TTL
         insert_table(self.store, row)
         return self._update(row, game, steps), token, None if ai_level is not None else invite
 
@@ -396,6 +421,8 @@ class TableService:
             player = self._player(row, token)
             if row.rated:
                 raise Conflict("hints are off at rated tables")
+            if not hints_allowed(row):
+                raise Conflict(NO_HINTS)
             game = self._game(row)
             if row.status != "playing" or game.is_terminal or player_of(row.hands[-1], game.mover) != player:
                 raise Conflict("a hint is given when it is your turn")
@@ -436,12 +463,16 @@ class TableService:
         return table_ids_with_deadline(self.store, self.clock())
 
     def expire(self, table_id: str) -> TableUpdate | None:
-        """Apply a due forfeit to the table (no token: the clock's own sweep)."""
+        """Apply a due forfeit or expiry to the table (no token: the clock's own sweep). A table
+        whose record cannot be read is marked damaged once (its deadline cleared), so that the
+        sweep leaves it alone."""
         with self._lock(table_id):
             try:
                 row = self._row(table_id)
                 game = self._game(row)
             except GameError:
+                log.warning("table %s: damaged record, taken off the clock", table_id)
+                mark_damaged(self.store, table_id)
                 return None
             steps: list = []
             if not self._expire(row, game, steps):
@@ -549,11 +580,20 @@ class TableService:
             row.deadline = self.clock() + row.clock_s
 
     def _expire(self, row: TableRow, game: HiddenGame, steps: list) -> bool:
-        """A forfeit if the person to move is out of time; whether one was applied."""
-        if row.deadline is None or row.status != "playing" or game.is_terminal or self.clock() < row.deadline:
+        """A forfeit if the person to move is out of time (the match's, at a rated table, if they
+        have abandoned it), or the close of a table nobody joined in time; whether one applied."""
+        if row.deadline is None or self.clock() < row.deadline:
+            return False
+        if row.status == "waiting":
+            row.status, row.invite_sha256, row.deadline = "over", None, None
+            return True
+        if row.status != "playing" or game.is_terminal:
             return False
         loser = player_of(row.hands[-1], game.mover)
         self._finish(row, game, timeout=loser)
+        if row.rated and row.status != "over" and abandoned_by(row.hands, loser):
+            row.hands[-1]["result"]["abandoned"] = loser
+            row.status = "over"
         return True
 
     def _hand_view(self, row: TableRow, player: int, game: HiddenGame) -> dict:
@@ -575,7 +615,10 @@ class TableService:
         to_move = None
         if row.status == "playing" and not game.is_terminal:
             to_move = "you" if player_of(hand, game.mover) == player else "ai"
-        left = None if row.deadline is None else max(0.0, round(row.deadline - self.clock(), 1))
+        left = None if row.deadline is None or to_move is None else max(0.0, round(row.deadline - self.clock(), 1))
+        quit_by = (hand.get("result") or {}).get("abandoned")
+        if quit_by is not None:  # a forfeited match: the one who stayed wins it
+            winner = 1 - int(quit_by)
         return {
             "id": row.id,
             "kind": "table",
@@ -584,6 +627,7 @@ class TableService:
             "rules": rules.to_dict(),
             "status": row.status,
             "rated": row.rated,
+            "hints": hints_allowed(row),
             "names": {"you": row.seats[player].get("name"), "ai": other.get("name")} if row.rated else None,
             "hand_number": len(row.hands),
             "clock": {"per_move_s": row.clock_s, "left_s": left, "to_move": to_move},
@@ -591,12 +635,29 @@ class TableService:
                 "totals": {"you": a, "ai": b},
                 "target": rules.target,
                 "hands": [flip_result(h["result"], player) for h in row.hands if h.get("result") is not None],
-                "over": m.is_over,
+                "over": m.is_over or quit_by is not None,
                 "winner": None if winner is None else ("you" if winner == player else "ai"),
+                "abandoned": None if quit_by is None else ("you" if quit_by == player else "ai"),
             },
             "result": flip_result(hand.get("result"), player),
             "hand": self._hand_view(row, player, game),
         }
+
+
+#: the refusal of a hint where another person plays
+NO_HINTS = "hints are off at a table of two people"
+
+
+def hints_allowed(row: TableRow) -> bool:
+    """Whether a player may ask for hints: only where no other person plays (an unrated table
+    whose other seat is an AI), so that nobody uses the AI against a friend in secret."""
+    return not row.rated and any(seat.get("kind") == "ai" for seat in row.seats)
+
+
+def abandoned_by(hands: list[dict], player: int) -> bool:
+    """Whether ``player`` lost the last :data:`ABANDON_HANDS` hands by the clock (absent)."""
+    last = hands[-ABANDON_HANDS:]
+    return len(last) == ABANDON_HANDS and all((h.get("result") or {}).get("timeout") == player for h in last)
 
 
 def _named(player: Player | None) -> dict:

@@ -104,12 +104,17 @@ const Tables = (() => {
   function connect() {
     const s = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path()}/live`);
     socket = s;
-    s.addEventListener("open", () => s.send(JSON.stringify({ type: "hello", token: table.token })));
+    let pinger = null; // one ping a minute: the server closes a socket idle for five
+    s.addEventListener("open", () => {
+      s.send(JSON.stringify({ type: "hello", token: table.token }));
+      pinger = setInterval(() => s.readyState === WebSocket.OPEN && s.send(JSON.stringify({ type: "ping" })), 60000);
+    });
     s.addEventListener("message", (event) => {
       const msg = JSON.parse(event.data);
       queue = queue.then(() => receive(msg)).catch((e) => say(serverText(e.message), true));
     });
     s.addEventListener("close", () => {
+      clearInterval(pinger);
       if (socket !== s || !table) return; // closed on purpose
       $("live-banner").hidden = false;
       $("live-banner").textContent = t("live.reconnecting");
@@ -131,6 +136,7 @@ const Tables = (() => {
   }
 
   async function receive(msg) {
+    if (msg.type === "pong") return;
     if (msg.type === "error") {
       say(serverText(msg.error), true);
       if (msg.status === 404) {
