@@ -33,11 +33,13 @@ pasur.common.errors.PasurInputError: --out ... holds files pasur did not write (
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from pasur.common.errors import PasurInputError
@@ -260,6 +262,21 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary name (UTF-8, the user's umask)."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def write_csv(path: str | Path, rows: Iterable[Mapping], columns: Sequence[str] | None = None) -> None:
+    """Write ``rows`` as CSV through a temporary name, the one CSV writer of pasur's outputs: a
+    header of ``columns`` (default: every key of the rows, in order of first appearance), a line
+    per row, an empty cell where a row holds None or lacks the key (a trace of an older version);
+    the csv module's quoting, ``\n`` line ends."""
+    rows = list(rows)
+    if columns is None:
+        columns = list(dict.fromkeys(k for r in rows for k in r))
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text_atomic(path, buf.getvalue())
 
 
 @contextlib.contextmanager

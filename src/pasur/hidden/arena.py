@@ -39,7 +39,7 @@ from pathlib import Path
 
 from pasur.common import raytasks
 from pasur.common.errors import PasurInputError
-from pasur.common.outputs import folder_lock, prepare_resumable_dir, write_text_atomic
+from pasur.common.outputs import folder_lock, prepare_resumable_dir, write_csv, write_text_atomic
 from pasur.game.cards import Deck
 from pasur.hidden.duplicate import play_duplicates
 from pasur.hidden.game import sees_everything
@@ -312,11 +312,9 @@ def write_summary(out: Path, results: dict) -> None:
     light = {**results, "pairs": [{k: v for k, v in p.items() if k != "records"} for p in results["pairs"]]}
     write_text_atomic(out / "results.json", json.dumps(light, indent=1) + "\n")
     write_text_atomic(out / "table.md", markdown_table(light) + "\n")
-    lines = ["a,b,deal,seed,a_as_alex,b_as_alex,margin"]
-    for p in results["pairs"]:
-        for r in p["records"]:
-            lines.append(f"{p['a']},{p['b']},{r['deal']},{r['seed']},{r['a_as_alex']},{r['b_as_alex']},{r['margin']}")
-    write_text_atomic(out / "deals.csv", "\n".join(lines) + "\n")
+    per_deal = ("deal", "seed", "a_as_alex", "b_as_alex", "margin")
+    rows = [{"a": p["a"], "b": p["b"], **{k: r[k] for k in per_deal}} for p in results["pairs"] for r in p["records"]]
+    write_csv(out / "deals.csv", rows, columns=("a", "b", *per_deal))
 
 
 # ---------------------------------------------------------------- the driver

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from pasur.common.errors import PasurInputError
-from pasur.common.outputs import prepare_resumable_dir, save_png, write_text_atomic
+from pasur.common.outputs import prepare_resumable_dir, save_png, write_csv, write_text_atomic
 from pasur.common.registry import Experiment, Registry
 from pasur.game.cards import NamedDeck
 from pasur.study.pipeline import DeckJob
@@ -122,17 +122,6 @@ def _plt():
     return plt
 
 
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    buf = io.StringIO()
-    keys: dict[str, None] = {}
-    for r in rows:
-        keys.update(dict.fromkeys(r))
-    w = csv.DictWriter(buf, fieldnames=list(keys), lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    write_text_atomic(path, buf.getvalue())
-
-
 def _markdown(rows: list[dict], columns: list[str], fmt: dict | None = None) -> str:
     fmt = fmt or {}
     out = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -203,7 +192,7 @@ def figure12(decks: list[NamedDeck], out: Path, sweep_opts: dict, paper_memory_l
         {"deck_id": nd.id, "compact_nodes": sizes["compact"].get(nd.id), "paper_nodes": sizes["paper"].get(nd.id)}
         for nd in decks
     ]
-    _write_csv(out / "figure12.csv", rows)
+    write_csv(out / "figure12.csv", rows)
     plt = _plt()
     fig, ax = plt.subplots(figsize=(8, 4.5))
     summary: dict = {"experiment": "figure12", "decks": len(decks)}
@@ -335,7 +324,7 @@ def compare_with_paper(
         rows.append(row)
     if not rows:
         raise PasurInputError("no deck of this run is in the paper's results (read the decks from its decks_10000.pt)")
-    _write_csv(write_to / "figure14-paper.csv", rows)
+    write_csv(write_to / "figure14-paper.csv", rows)
     avg: dict = {"decks": len(rows)}
     for code in (*PAPER_MATCHUPS, "TR", "RT"):
         mean, half = _mean_interval([r[f"{code}_ours"] for r in rows], [r[f"{code}_half"] for r in rows])
@@ -425,7 +414,7 @@ def figure14(
             row[f"{k}_win"] = r[f"{k}_win"]
             row[f"{k}_tie"] = r[f"{k}_tie"]
         rows.append(row)
-    _write_csv(out / "figure14.csv", rows)
+    write_csv(out / "figure14.csv", rows)
     plt = _plt()
     fig, axes = plt.subplots(2, 3, figsize=(13, 7))
     summary: dict = {"experiment": "figure14", "agent": agent, "decks": len(recs), "games_per_matchup": job.games}
@@ -519,7 +508,7 @@ def figure15(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) 
                     "decks": int(arr.shape[0]),
                 }
             )
-    _write_csv(out / "figure15.csv", rows)
+    write_csv(out / "figure15.csv", rows)
     plt = _plt()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for j, col in enumerate(("mse_to_final", "exploitability")):
@@ -585,7 +574,7 @@ def figure16(deck: NamedDeck, out: Path, job: DeckJob) -> dict:
         )
         row["sigma"] = round(float(d["probability"][i]), 4)
         rows.append(row)
-    _write_csv(out / "table15.csv", rows)
+    write_csv(out / "table15.csv", rows)
     cols = [format_card(c) for c in in_play]
     write_text_atomic(out / "table15.md", _markdown(rows, ["move", *cols, "sigma"], {"sigma": "{:.2f}"}))
     plt = _plt()
@@ -695,12 +684,12 @@ def table16(decks: list[NamedDeck], out: Path, job: DeckJob, sweep_opts: dict) -
         }
         for r in recs
     ]
-    _write_csv(out / "table16-decks.csv", per_deck)
+    write_csv(out / "table16-decks.csv", per_deck)
     fair = split_table(recs, "fair_value")
     exact_win = split_table(recs, "exact_win")
     exact_value = split_table(recs, "exact_value")
     for name, rows in (("fair-value", fair), ("exact-win", exact_win), ("exact-value", exact_value)):
-        _write_csv(out / f"table16-{name}.csv", rows)
+        write_csv(out / f"table16-{name}.csv", rows)
     cols = ["jacks", "clubs", "decks", "mean", "std"]
     fmt = {"mean": "{:.2f}", "std": "{:.2f}"}
     md = (

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from pasur.common.errors import PasurInputError
-from pasur.common.outputs import save_png, write_text_atomic
+from pasur.common.outputs import save_png, write_csv, write_text_atomic
 from pasur.poker.crossplay import best_reply, claim, winnings
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
@@ -173,16 +173,6 @@ def run_methods(run: ExperimentRun, methods: tuple[str, ...]) -> dict[str, dict]
 # ---------------------------------------------------------------- outputs
 
 
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    cols = list({k: None for r in rows for k in r})  # (a checkpoint of an older version lacks nash_conv)
-    lines = [",".join(cols)] + [",".join(_fmt_csv(r.get(c, "")) for c in cols) for r in rows]
-    write_text_atomic(path, "\n".join(lines) + "\n")
-
-
-def _fmt_csv(x) -> str:
-    return repr(x) if isinstance(x, float) else str(x)
-
-
 def _plot(path: Path, traces: dict[str, list[dict]], panels: list[tuple[str, str]], title: str) -> None:
     import matplotlib
 
@@ -230,7 +220,7 @@ def _trace_experiment(
     cks = run_methods(run, methods)
     traces = {m: [r for r in ck["trace"] if r["iteration"] <= run.iterations] for m, ck in cks.items()}
     rows = [r for m in methods for r in traces[m]]
-    _write_csv(run.out / f"{stem}.csv", rows)
+    write_csv(run.out / f"{stem}.csv", rows)
     _plot(run.out / f"{stem}.png", traces, panels, f"{title}: {run.game}")
     cols = [k for k, _ in panels]
     head = "| method | iterations | " + " | ".join(c.replace("_", " ") + " (chips)" for c in cols) + " |"
@@ -406,7 +396,7 @@ def crossplay(run: ExperimentRun) -> dict:
     times = _times(cks, started, load0)
     rows = [{"table": k, "p1": a, "p2": b, "mbg": t["cells"][a][b]} for k, t in tables.items()
             for a in names for b in names]  # fmt: skip
-    _write_csv(run.out / "crossplay.csv", rows)
+    write_csv(run.out / "crossplay.csv", rows)
     _plot_tables(run.out / "crossplay.png", tables, names, run.game)
     md = [
         f"### Tables 1 and 2 on {run.game} ({run.iterations:,} iterations each)",

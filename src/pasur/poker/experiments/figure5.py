@@ -43,7 +43,7 @@ import torch
 
 from pasur.common.errors import PasurInputError
 from pasur.common.memory import peak_bytes
-from pasur.common.outputs import atomic_path, save_png, write_text_atomic
+from pasur.common.outputs import atomic_path, save_png, write_csv, write_text_atomic
 from pasur.poker.embedding import baselines, handnet, soft_phi
 from pasur.poker.embedding.classes import ClassSpace
 from pasur.poker.embedding.phi import Embedding
@@ -540,10 +540,7 @@ def figure5(run: ExperimentRun) -> dict:
     best = best_per_family(traces)
     rows = [r | {"family": family(r["method"]), "stored_values": cks[r["method"]]["stored_values"]}
             for m in methods for r in traces[m]]  # fmt: skip
-    cols = list(rows[0])
-    write_text_atomic(
-        run.out / "figure5.csv", "\n".join([",".join(cols)] + [",".join(str(r[c]) for c in cols) for r in rows]) + "\n"
-    )
+    write_csv(run.out / "figure5.csv", rows)
     title = f"Figure 5: {run.game}" + (" (strength classes)" if classes == "strength" else "")
     _plot(run.out / "figure5.png", traces, best, title)
     md, summary = _markdown(run, traces, best, cks, cards, started, load0)

@@ -32,7 +32,7 @@ import torch
 
 from pasur.common.errors import PasurInputError
 from pasur.common.memory import available_bytes, peak_bytes
-from pasur.common.outputs import save_png, write_text_atomic
+from pasur.common.outputs import save_png, write_csv, write_text_atomic
 from pasur.common.regret import METHODS as PLAIN
 from pasur.common.regret import PREDICTIVE, UPDATES
 from pasur.poker.embedding.classes import ClassSpace
@@ -209,10 +209,7 @@ def lossless(run: ExperimentRun) -> dict:
     cks = checkpoints.run_methods(run, methods, advance, dtype, updates, label=f"lossless CFR, {len(methods)} methods")
     traces = {m: [r for r in ck["trace"] if r["iteration"] <= run.iterations] for m, ck in cks.items()}
     rows = [r for m in methods for r in traces[m]]
-    cols = list(rows[0])
-    write_text_atomic(
-        run.out / "lossless.csv", "\n".join([",".join(cols)] + [",".join(str(r[c]) for c in cols) for r in rows]) + "\n"
-    )
+    write_csv(run.out / "lossless.csv", rows)
     _plot(run.out / "lossless.png", traces, f"{run.game}, lossless ({table_values(space, engine):,} strategy values)")
     blind = get_game(run.game).blind
     best = min(methods, key=lambda m: traces[m][-1]["exploitability_chips"])
