@@ -83,11 +83,10 @@ def _info_string(info: InfoState) -> str:
     )
 
 
-def _register():
-    pyspiel = require_pyspiel()
-    if GAME_NAME in pyspiel.registered_names():
-        return pyspiel
-    game_type = pyspiel.GameType(
+def _game_type(pyspiel):
+    """What OpenSpiel is told about the game: sequential, dealt by explicit chance, hidden hands,
+    zero-sum, paid at the end; information state and observation strings, no tensors."""
+    return pyspiel.GameType(
         short_name=GAME_NAME,
         long_name="Pasur (hidden hands)",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
@@ -103,7 +102,11 @@ def _register():
         provides_observation_tensor=False,
         parameter_specification={},
     )
-    game_info = pyspiel.GameInfo(
+
+
+def _game_info(pyspiel):
+    """The game's sizes: the action ids, 52 cards to deal, points in [-200, 200]."""
+    return pyspiel.GameInfo(
         num_distinct_actions=n_actions(),
         max_chance_outcomes=52,
         num_players=2,
@@ -112,6 +115,130 @@ def _register():
         utility_sum=0.0,
         max_game_length=52 + 48,
     )
+
+
+class _StateRules:
+    """The rules of an OpenSpiel state of the game, mixed into the class that subclasses
+    ``pyspiel.State`` (built once OpenSpiel is imported, :func:`_register`, which sets
+    ``player_ids`` to ``pyspiel.PlayerId``). It holds the dealt cards so far (deck order), the
+    open-hand state once a round is dealt, and the moves."""
+
+    player_ids = None
+
+    def __deepcopy__(self, memo):  # OpenSpiel clones by deepcopy; the parts are immutable
+        return type(self)(self.get_game(), self.dealt, self.gs, self.moves)
+
+    def _dealing(self) -> bool:
+        if self.gs is None:
+            return True
+        return self.gs.turn == TURNS_PER_ROUND and self.gs.round < FINAL_ROUND
+
+    def current_player(self):
+        if self.gs is not None and self.gs.is_terminal:
+            return self.player_ids.TERMINAL
+        if self._dealing():
+            return self.player_ids.CHANCE
+        return self.gs.player
+
+    def _legal_actions(self, player):
+        return sorted(action_id(a) for a in self.gs.legal_actions())
+
+    def chance_outcomes(self):
+        left = ALL_CARDS
+        for c in self.dealt:
+            left &= ~(1 << c)
+        if len(self.dealt) < 4:
+            left &= ~JACK_MASK
+        cards = cards_of(left)
+        return [(c, 1.0 / len(cards)) for c in cards]
+
+    def _apply_action(self, action):
+        if self._dealing():
+            self.dealt.append(int(action))
+            if len(self.dealt) % 8 == 4 and len(self.dealt) > 4:
+                self._start_round()
+            return
+        gs = self.gs
+        act = action_of(int(action), gs.pool)
+        self.moves.append(Move(gs.player, gs.round, act.card, act.captured))
+        gs = gs.play(act)
+        if gs.turn == TURNS_PER_ROUND and gs.round == FINAL_ROUND:
+            gs = gs.end_round()
+        self.gs = gs
+
+    def _start_round(self):
+        """All 8 cards of a round are dealt: the open-hand state of its first turn."""
+        rest = [c for c in range(52) if c not in set(self.dealt)]
+        deck = Deck(tuple(self.dealt + rest))  # the undealt order is a placeholder, never read
+        rnd = (len(self.dealt) - 12) // 8
+        hands = (deck.hand_mask(0, rnd), deck.hand_mask(1, rnd))
+        if self.gs is None:
+            self.gs = GameState.initial(deck)
+        else:
+            g = self.gs
+            self.gs = GameState(deck, rnd, 0, hands, g.pool, g.piles, g.surs, g.last_capturer)
+
+    def _action_to_string(self, player, action):
+        if player == self.player_ids.CHANCE:
+            return f"deal {format_card(int(action))}"
+        card, cap = _action_table()[1][int(action)]
+        if cap == 0:
+            return f"lay {format_card(card)}"
+        return f"{format_card(card)} takes " + (
+            "all it can" if cap == -1 else " ".join(format_card(c) for c in cards_of(cap))
+        )
+
+    def is_terminal(self):
+        return self.gs is not None and self.gs.is_terminal
+
+    def returns(self):
+        if not self.is_terminal():
+            return [0.0, 0.0]
+        u = float(self.gs.utility())
+        return [u, -u]
+
+    def info(self, player: int) -> InfoState:
+        return observe(self.gs, self.moves, player)
+
+    def resample_from_infostate(self, player_id, probability_sampler):
+        seed = int(probability_sampler() * 2**32)
+        return state_from_info(self.get_game(), self.info(player_id), np.random.default_rng(seed))
+
+    def __str__(self):
+        return "dealing" if self.gs is None else str(self.gs)
+
+
+class _Observer:
+    """The information state string of a player (with or without perfect recall: the same)."""
+
+    def __init__(self):
+        self.tensor = np.zeros(0, np.float32)
+        self.dict = {}
+
+    def set_from(self, state, player):
+        pass
+
+    def string_from(self, state, player):
+        if state.gs is None:
+            return f"p{player} dealing {len(state.dealt)}"
+        return _info_string(state.info(player))
+
+
+def _register():
+    """Register the game with OpenSpiel (once): its game and state classes subclass pyspiel's."""
+    pyspiel = require_pyspiel()
+    if GAME_NAME in pyspiel.registered_names():
+        return pyspiel
+    game_type, game_info = _game_type(pyspiel), _game_info(pyspiel)
+
+    class PasurState(_StateRules, pyspiel.State):
+        player_ids = pyspiel.PlayerId
+
+        def __init__(self, game, dealt=(), gs=None, moves=()):
+            super().__init__(game)
+            self.dealt = list(dealt)
+            self.gs: GameState | None = gs
+            self.moves = list(moves)
 
     class PasurGame(pyspiel.Game):
         def __init__(self, params=None):
@@ -122,112 +249,6 @@ def _register():
 
         def make_py_observer(self, iig_obs_type=None, params=None):
             return _Observer()
-
-    class PasurState(pyspiel.State):
-        """Dealt cards so far (deck order), the open-hand state once a round is dealt, the moves."""
-
-        def __init__(self, game, dealt=(), gs=None, moves=()):
-            super().__init__(game)
-            self.dealt = list(dealt)
-            self.gs: GameState | None = gs
-            self.moves = list(moves)
-
-        def __deepcopy__(self, memo):  # OpenSpiel clones by deepcopy; the parts are immutable
-            return PasurState(self.get_game(), self.dealt, self.gs, self.moves)
-
-        def _dealing(self) -> bool:
-            if self.gs is None:
-                return True
-            return self.gs.turn == TURNS_PER_ROUND and self.gs.round < FINAL_ROUND
-
-        def current_player(self):
-            if self.gs is not None and self.gs.is_terminal:
-                return pyspiel.PlayerId.TERMINAL
-            if self._dealing():
-                return pyspiel.PlayerId.CHANCE
-            return self.gs.player
-
-        def _legal_actions(self, player):
-            return sorted(action_id(a) for a in self.gs.legal_actions())
-
-        def chance_outcomes(self):
-            left = ALL_CARDS
-            for c in self.dealt:
-                left &= ~(1 << c)
-            if len(self.dealt) < 4:
-                left &= ~JACK_MASK
-            cards = cards_of(left)
-            return [(c, 1.0 / len(cards)) for c in cards]
-
-        def _apply_action(self, action):
-            if self._dealing():
-                self.dealt.append(int(action))
-                if len(self.dealt) % 8 == 4 and len(self.dealt) > 4:
-                    self._start_round()
-                return
-            gs = self.gs
-            act = action_of(int(action), gs.pool)
-            self.moves.append(Move(gs.player, gs.round, act.card, act.captured))
-            gs = gs.play(act)
-            if gs.turn == TURNS_PER_ROUND and gs.round == FINAL_ROUND:
-                gs = gs.end_round()
-            self.gs = gs
-
-        def _start_round(self):
-            """All 8 cards of a round are dealt: the open-hand state of its first turn."""
-            rest = [c for c in range(52) if c not in set(self.dealt)]
-            deck = Deck(tuple(self.dealt + rest))  # the undealt order is a placeholder, never read
-            rnd = (len(self.dealt) - 12) // 8
-            hands = (deck.hand_mask(0, rnd), deck.hand_mask(1, rnd))
-            if self.gs is None:
-                self.gs = GameState.initial(deck)
-            else:
-                g = self.gs
-                self.gs = GameState(deck, rnd, 0, hands, g.pool, g.piles, g.surs, g.last_capturer)
-
-        def _action_to_string(self, player, action):
-            if player == pyspiel.PlayerId.CHANCE:
-                return f"deal {format_card(int(action))}"
-            card, cap = _action_table()[1][int(action)]
-            if cap == 0:
-                return f"lay {format_card(card)}"
-            return f"{format_card(card)} takes " + (
-                "all it can" if cap == -1 else " ".join(format_card(c) for c in cards_of(cap))
-            )
-
-        def is_terminal(self):
-            return self.gs is not None and self.gs.is_terminal
-
-        def returns(self):
-            if not self.is_terminal():
-                return [0.0, 0.0]
-            u = float(self.gs.utility())
-            return [u, -u]
-
-        def info(self, player: int) -> InfoState:
-            return observe(self.gs, self.moves, player)
-
-        def resample_from_infostate(self, player_id, probability_sampler):
-            seed = int(probability_sampler() * 2**32)
-            return state_from_info(self.get_game(), self.info(player_id), np.random.default_rng(seed))
-
-        def __str__(self):
-            return "dealing" if self.gs is None else str(self.gs)
-
-    class _Observer:
-        """The information state string of a player (with or without perfect recall: the same)."""
-
-        def __init__(self):
-            self.tensor = np.zeros(0, np.float32)
-            self.dict = {}
-
-        def set_from(self, state, player):
-            pass
-
-        def string_from(self, state, player):
-            if state.gs is None:
-                return f"p{player} dealing {len(state.dealt)}"
-            return _info_string(state.info(player))
 
     pyspiel.register_game(game_type, PasurGame)
     _register.state_class = PasurState  # type: ignore[attr-defined]
