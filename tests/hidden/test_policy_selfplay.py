@@ -5,6 +5,7 @@ arena's on the same deals, a candidate is kept exactly when the gate says so, an
 from __future__ import annotations
 
 import json
+import statistics
 
 import numpy as np
 import pytest
@@ -12,16 +13,26 @@ import torch
 
 from pasur.game.cards import Deck
 from pasur.hidden import policy_selfplay as sp
-from pasur.hidden.arena import pair_measures
-from pasur.hidden.duplicate import play_duplicates
+from pasur.hidden.game import play_hidden
 from pasur.hidden.policy import DEFAULT_WEIGHTS, PolicyAgent, PolicyModel, default_policy
 from pasur.hidden.policy_train import replay
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
+    """Two generations with the gate's verdicts fixed, the first candidate kept and the second not
+    (the gate's measures are its own; its rule is checked on its own below), so that both ways a
+    generation ends are run: a kept candidate becomes the next incumbent, and the final weights
+    are the last kept candidate, not the last one trained."""
     out = tmp_path_factory.mktemp("selfplay")
-    rows = sp.run_selfplay(out, generations=2, games=10, gate_deals=12, seed=500, gate_seed=600)
+    real = sp.gate
+
+    def verdict(candidate, incumbent, deals, seed):
+        return {**real(candidate, incumbent, deals, seed), "kept": seed == 600}
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sp, "gate", verdict)
+        rows = sp.run_selfplay(out, generations=2, games=10, gate_deals=12, seed=500, gate_seed=600)
     return out, rows
 
 
@@ -55,18 +66,31 @@ def test_the_games_are_the_search_with_the_incumbents_prior(run):
     assert checked > 20
 
 
-def test_the_gate_is_the_arenas_measure_on_the_same_deals(run):
+def test_the_gate_is_the_duplicate_margin_and_its_z(run, monkeypatch):
+    """The gate's numbers from its 12 deals played one game at a time (``play_hidden``, not the
+    arena's batched duplicates): the candidate's margin per deal is half its game as Alex minus
+    the incumbent's game as Alex; the candidate is kept exactly when that margin is ``GATE_Z``
+    standard errors above 0 (tried on both sides of the measured z)."""
     out, rows = run
     start = PolicyModel.load(DEFAULT_WEIGHTS)
     cand = PolicyModel.load(out / "gen-01" / "candidate.pt")
-    decks = [Deck.from_seed(600 + i) for i in range(12)]
-    records = play_duplicates(decks, PolicyAgent(cand, name="c"), PolicyAgent(start, name="s"))
-    m = pair_measures("candidate", "incumbent", records)
+    a, b = PolicyAgent(cand, name="c"), PolicyAgent(start, name="s")
+    margins = []
+    for i in range(12):
+        deck = Deck.from_seed(600 + i)
+        margins.append((play_hidden(deck, [a, b]).utility - play_hidden(deck, [b, a]).utility) / 2)
+    mean, sd = statistics.mean(margins), statistics.stdev(margins)
+    assert sd > 0  # the candidate plays otherwise than the incumbent somewhere
+    half = 1.959964 * sd / 12**0.5
     g = rows[0]["gate"]
-    assert (g["margin"], g["ci95"], g["deals"], g["seeds"]) == (m["margin"], m["ci95"], 12, "600..611")
-    se = m["sd"] / 12**0.5
-    assert g["kept"] == (se > 0 and m["margin"] / se >= sp.GATE_Z)
-    assert rows[1]["gate"]["seeds"] == "612..623" and rows[1]["games"] == "seeds 510..519"
+    assert (g["deals"], g["seeds"]) == (12, "600..611") and rows[1]["gate"]["seeds"] == "612..623"
+    assert g["margin"] == pytest.approx(mean, abs=1e-4) and g["sd"] == pytest.approx(sd, abs=1e-4)
+    assert g["ci95"] == pytest.approx([mean - half, mean + half], abs=1e-3)
+    assert rows[1]["games"] == "seeds 510..519"
+    z = mean / (sd / 12**0.5)
+    for threshold, kept in ((z - 1e-3, True), (z + 1e-3, False)):
+        monkeypatch.setattr(sp, "GATE_Z", threshold)
+        assert sp.gate(cand, start, 12, 600)["kept"] is kept, (z, threshold)
 
 
 def test_a_network_against_itself_is_not_kept():
@@ -78,12 +102,13 @@ def test_a_network_against_itself_is_not_kept():
 
 def test_the_final_weights_are_the_last_kept_candidate(run):
     out, rows = run
-    kept = [r["generation"] for r in rows if r["gate"]["kept"]]
-    want = PolicyModel.load(out / f"gen-{kept[-1]:02d}" / "candidate.pt") if kept else default_policy()
-    assert _same(PolicyModel.load(out / "policy-weights.pt"), want)
-    assert rows[1]["against_generation"] == (1 if rows[0]["gate"]["kept"] else 0)
+    assert [r["gate"]["kept"] for r in rows] == [True, False]
+    final = PolicyModel.load(out / "policy-weights.pt")
+    assert _same(final, PolicyModel.load(out / "gen-01" / "candidate.pt"))
+    assert not _same(final, PolicyModel.load(out / "gen-02" / "candidate.pt")) and not _same(final, default_policy())
+    assert [r["against_generation"] for r in rows] == [0, 1]
     card = json.loads((out / "policy-weights.card.json").read_text())
-    assert card["fit"]["generation"] == (kept[-1] if kept else 0)
+    assert card["fit"]["generation"] == 1
     assert rows == json.loads((out / "generations.json").read_text())
 
 
