@@ -16,7 +16,7 @@ from pasur.learn.models import BatchModel, ModelParams, card_path, fit_model, lo
 from pasur.play.infosets import InfosetTracker
 from pasur.play.selfplay import BatchRandom, BatchState, TreeTracker, play_batch
 from pasur.solve.cfr import CFRParams
-from pasur.solve.infoset import infoset_tensor
+from pasur.solve.infoset import edge_features
 from pasur.solve.rounds import solve_cfr
 from pasur.solve.strategy_io import FEATURE_COLUMNS, write_strategy_table
 from pasur.solve.tree import build_tree
@@ -140,9 +140,8 @@ def test_bad_tables_and_parameters_are_refused(tmp_path):
 @pytest.mark.parametrize("mode", ["paper", "compact"])
 @pytest.mark.parametrize("seed", [1, 2, 7])
 def test_batch_infoset_features_are_the_trees(mode, seed):
-    """The features the model agent scores are the strategy table's rows: every column in the
-    paper tree; in the compact tree (whose nodes keep one representative history) the score,
-    round, turn and player columns."""
+    """The features the model agent scores are the strategy table's rows, every column, in both
+    tree modes (the compact tree's are state features: the same whatever history reached a node)."""
     start = position(seed, 4, 0)
     tree = build_tree(start, mode, infosets=True)
     state = BatchState.from_state(start, 40)
@@ -150,16 +149,15 @@ def test_batch_infoset_features_are_the_trees(mode, seed):
     tracker = InfosetTracker(state, mode)
     state.infosets[mode] = tracker
     agent = BatchRandom(seed)
-    cols = slice(0, 58) if mode == "paper" else slice(52, 58)
     while not state.is_terminal:
         actions = state.legal_actions()
         pick = agent.choose(state, actions)
         features = tracker.children(state, actions)[pick]
         first = torch.cumsum(actions.brf, 0) - actions.brf
         edge = state.tracker.edges_of_games(state.round, state.turn, pick - first[actions.row[pick]])
-        child = tree.round(state.round).edges(state.turn)[1][edge]
-        expected = infoset_tensor(tree, state.round, state.turn + 1)[child]
-        assert torch.equal(features[:, cols], expected[:, cols])
+        parent, child, gt_edge = (x[edge] for x in tree.round(state.round).edges(state.turn))
+        expected = edge_features(tree, state.round, state.turn, parent, child, gt_edge)
+        assert torch.equal(features, expected)
         state.apply(actions, pick)
 
 
@@ -169,8 +167,7 @@ def test_features_in_play_are_the_table_rows_over_whole_games(mode, first_round,
     ``first_round`` on, both seats; the paper tree of a whole deal is 4 million rows, so it starts
     at round 2, after two rounds of inherited score): the features the agent scores for the action
     taken are the strategy table's row of that edge, read back from the Parquet file a model
-    trains on (every column in the paper tree; in the compact tree, whose nodes keep one
-    representative history, all but the card columns)."""
+    trains on, every column in both tree modes."""
     from pasur.game.cards import Deck
     from pasur.game.state import GameState
 
@@ -199,7 +196,6 @@ def test_features_in_play_are_the_table_rows_over_whole_games(mode, first_round,
     tracker = InfosetTracker(state, mode)
     state.infosets[mode] = tracker
     agent = BatchRandom(5)
-    cols = slice(0, 58) if mode == "paper" else slice(52, 58)
     seen = set()
     while not state.is_terminal:
         actions = state.legal_actions()
@@ -208,7 +204,7 @@ def test_features_in_play_are_the_table_rows_over_whole_games(mode, first_round,
         first = torch.cumsum(actions.brf, 0) - actions.brf
         edge = state.tracker.edges_of_games(state.round, state.turn, pick - first[actions.row[pick]])
         expected = by_layer[state.round * 8 + state.turn][edge.numpy()]
-        assert np.array_equal(features[:, cols], expected[:, cols]), (state.round, state.turn)
+        assert np.array_equal(features, expected), (state.round, state.turn)
         seen.add((state.round, state.turn))
         state.apply(actions, pick)
     assert seen == {(r, t) for r in range(first_round, 6) for t in range(8)}
@@ -256,7 +252,7 @@ def test_a_cap_on_the_measured_rows_leaves_the_model_as_it_was(tmp_path, monkeyp
     """A tail deck's held-out tenth is measured on a share of its decision points only: the model
     (trained on the same rows) is the same, and the card measures a nested subset of the held-out
     decision points, siblings together."""
-    import pasur.learn.models as models
+    import pasur.learn.rows as models
 
     _, _, path = _table(tmp_path, 3)
     x = np.stack([pq.read_table(path).column(c).to_numpy() for c in FEATURE_COLUMNS], 1).astype(np.float32)

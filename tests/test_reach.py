@@ -178,7 +178,7 @@ def test_priority_sampling_keeps_heavy_rows_and_is_unbiased():
 def test_priority_sampling_in_slices_is_the_one_draw(monkeypatch, slice_rows):
     """The sample is drawn a slice of rows at a time (a tail deck's table has 300 M rows): the same
     rows and weights as the plain formula over one draw of all the random numbers."""
-    from pasur.learn import models
+    from pasur.learn import rows as models
 
     monkeypatch.setattr(models, "WEIGHT_SLICE", slice_rows)
     w = np.random.default_rng(3).gamma(0.3, size=5_000).astype(np.float32)

@@ -3,10 +3,12 @@ for agents that score the infoset each legal action leads to (XGBoost models).
 
 :class:`InfosetTracker` keeps each game's ``t_cmp`` over all 52 cards (the tree keeps it over
 the round's in-play cards only; the other cards get -127 or 0 in the features either way, so
-the rows are the same) and updates it with the paper's codes on every move. The score columns
-follow the tree mode the model was trained on: in ``compact`` mode the child's own clubs
-(normalized once the bonus is clinched) and last capturer; in ``paper`` mode the score
-inherited at the start of the round. Tests check the rows against the strategy table's.
+the rows are the same) and updates it with the paper's codes on every move. The features follow
+the tree mode the model was trained on: in ``paper`` mode the paper's (history codes, the score
+inherited at the start of the round); in ``compact`` mode the compact tree's state features
+(:func:`pasur.solve.infoset.to_state_features`: where each card is, the action's own codes, and
+the decision's clubs, normalized once the bonus is clinched, and last capturer). Tests check the
+rows against the strategy table's, every column, in both modes.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import torch
 from pasur.game.cards import CLUB_MASK
 from pasur.solve.actions import LayerActions
 from pasur.solve.card_codes import initial_cmp, update_cmp
-from pasur.solve.infoset import CAPTURED_EARLIER, N_FEATURES, dealt_before
+from pasur.solve.infoset import CAPTURED_EARLIER, N_FEATURES, dealt_before, to_state_features
 from pasur.solve.ops import popcount
 from pasur.solve.tree import normalize_clubs
 
@@ -63,22 +65,16 @@ class InfosetTracker:
         cards[self.dealt.unsqueeze(0) & (cards == 0)] = CAPTURED_EARLIER
         out = torch.empty((games.shape[0], N_FEATURES), dtype=torch.int8, device=games.device)
         out[:, :52] = cards
-        if self.mode == "compact":
-            ca, cb = self._clubs(state)
-            ca, cb = ca[games], cb[games]
-            gained = actions.clubs
-            ca, cb = (ca + gained, cb) if p == 0 else (ca, cb + gained)
-            ca, cb = normalize_clubs(ca, cb)
-            last = torch.where(actions.captured != 0, p + 1, state.last[games])
-        else:
-            ca, cb = self.round_clubs[0][games], self.round_clubs[1][games]
-            last = self.round_last[games]
-        out[:, 52] = ca
-        out[:, 53] = cb
-        out[:, 54] = last
         out[:, 55] = state.round
         out[:, 56] = t // 2
         out[:, 57] = p
+        if self.mode == "compact":
+            ca, cb = normalize_clubs(*self._clubs(state))
+            decision = torch.stack([ca[games], cb[games], state.last[games]], 1)
+            return to_state_features(out, actions.card, actions.captured, decision)
+        out[:, 52] = self.round_clubs[0][games]
+        out[:, 53] = self.round_clubs[1][games]
+        out[:, 54] = self.round_last[games]
         return out
 
     def advance(self, state, card: torch.Tensor, captured: torch.Tensor) -> None:

@@ -32,7 +32,7 @@ from pasur.game.cards import format_card
 from pasur.game.state import TURNS_PER_ROUND
 from pasur.solve.exact import Strategy
 from pasur.solve.gametree import GameTree
-from pasur.solve.infoset import infoset_tensor
+from pasur.solve.infoset import FEATURE_SETS, edge_features
 from pasur.solve.rounds import CFRResult
 
 CARD_COLUMNS = [f"card_{format_card(c)}" for c in range(52)]
@@ -65,6 +65,7 @@ def write_strategy_table(
     the number of rows."""
     meta = {
         b"pasur.tree": tree.mode.encode(),
+        b"pasur.features": FEATURE_SETS[tree.mode].encode(),
         b"pasur.deck": str(tree.start.deck).encode(),
         b"pasur.start": f"{tree.start.round}.{tree.start.turn}".encode(),
         b"pasur.version": __version__.encode(),
@@ -79,7 +80,7 @@ def write_strategy_table(
                 layer, probability, n = rt.gt[t], strategy[(rt.round, t)], rt.n_edges_at(t)
                 for lo in range(0, n, chunk_rows):
                     parent, child, gt_edge = rt.edge_chunk(t, lo, lo + chunk_rows)
-                    features = infoset_tensor(tree, rt.round, t + 1, child).cpu().numpy()
+                    features = edge_features(tree, rt.round, t, parent, child, gt_edge).cpu().numpy()
                     cols = {name: features[:, i] for i, name in enumerate(FEATURE_COLUMNS)}
                     k = features.shape[0]
                     cols["probability"] = probability[lo : lo + k].cpu().numpy().astype("float32")
