@@ -63,20 +63,31 @@ class DenseCFR(UpdatePasses):
     # ------------------------------------------------------------------ layout
 
     def _build(self) -> None:
+        """The flat layout (slots per round: rows x keys x actions, then a 1 and a 0), the index
+        tables of the passes, the payoff matrices and the solver's tensors."""
         e = self.engine
-        t, bd = e.tree, e.boards
-        dev, dt = e.device, e.dtype
-        H = len(bd.hands)
-        R = e.R
-        A = N_ACTIONS
         # flat slots: per round, rows x keys x actions
-        self.n_keys = [e.n_boards[r] * e.Hr[r] for r in range(R)]
-        self.offset = np.cumsum([0] + [e.n_rows[r] * self.n_keys[r] * A for r in range(R)])
+        self.n_keys = [e.n_boards[r] * e.Hr[r] for r in range(e.R)]
+        self.offset = np.cumsum([0] + [e.n_rows[r] * self.n_keys[r] * N_ACTIONS for r in range(e.R)])
         F = int(self.offset[-1])
         self.ONE, self.ZERO = F, F + 1
         self.F = F
-        # final boards and their prefixes per round
+        valid, keys, paths = self._keys_and_paths()
+        term = np.nonzero(e.tree.kind != DECISION)[0]
+        self.Z = len(term)
+        self._path_indices(term, valid, keys, paths)
+        self.mats = self._payoff_matrices(term, valid)
+        self._solver_tensors()
+
+    def _keys_and_paths(self) -> tuple[np.ndarray, list[np.ndarray], list[list[tuple[int, int]]]]:
+        """Which (final board, hand) pairs are valid ``[BF, H]``; per round, the key of each
+        (final board, hand) at that round (its board prefix and hand position); per node, the
+        edges (node, action) from the root."""
+        e = self.engine
+        t, bd, R = e.tree, e.boards, e.R
         BF = e.n_boards[-1]
+        self.BF, self.H = BF, len(bd.hands)
+        # final boards and their prefixes per round
         prefix = [None] * R
         prefix[R - 1] = np.arange(BF)
         for r in range(R - 1, 0, -1):
@@ -92,6 +103,13 @@ class DenseCFR(UpdatePasses):
         paths: list[list[tuple[int, int]]] = [[] for _ in range(t.n_nodes)]
         for n in range(1, t.n_nodes):
             paths[n] = [*paths[t.parent[n]], (int(t.parent[n]), int(t.action[n]))]
+        return valid, keys, paths
+
+    def _path_indices(self, term: np.ndarray, valid: np.ndarray, keys: list[np.ndarray], paths: list) -> None:
+        """Per player, the index tables of a pass: the gather of the path products, the slots the
+        values are added to, and the (row, key) of each own decision node member."""
+        t, dev = self.engine.tree, self.engine.device
+        A, F, BF, H = N_ACTIONS, self.F, self.BF, self.H
 
         def slot(node: int, a: int) -> np.ndarray:
             r = int(t.round[node])
@@ -110,8 +128,6 @@ class DenseCFR(UpdatePasses):
             return out
 
         depth = max(1, max(sum(1 for m, _ in p if t.actor[m] == q) for p in paths for q in (0, 1)))
-        term = np.nonzero(t.kind != DECISION)[0]
-        self.Z = len(term)
         lt = lambda a: torch.as_tensor(a, device=dev)  # noqa: E731
         self.gather_idx, self.add_idx, self.dec_nodes, self.dec_idx = [], [], [], []
         for p in (0, 1):
@@ -131,8 +147,11 @@ class DenseCFR(UpdatePasses):
             self.dec_nodes.append(len(dec))
             self.dec_idx.append(lt(rk.reshape(-1)))
         self.depth = depth + 1
-        self.BF, self.H = BF, H
-        # payoff matrices [Z * BF, H, H] per player: w * stake * (compat or sign * compat)
+
+    def _payoff_matrices(self, term: np.ndarray, valid: np.ndarray) -> list[torch.Tensor]:
+        """Per player, the payoff matrices ``[Z * BF, H, H]``: w * stake * (compat or sign * compat)."""
+        e = self.engine
+        t, bd, BF, H = e.tree, e.boards, self.BF, self.H
         hm = bd.hand_masks
         compat = ((hm[:, None] & hm[None, :]) == 0)[None] & valid[:, :, None] & valid[:, None, :]  # [BF, H, H]
         s = np.where(valid, bd.strength, 0)  # all boards are listed: the last round's boards are the final ones
@@ -149,11 +168,16 @@ class DenseCFR(UpdatePasses):
                     m[i] = w * stake * compat
                 else:
                     m[i] = w * c[p] * sign * compat
-            mats.append(torch.as_tensor(m.reshape(self.Z * BF, H, H), dtype=dt, device=dev))
-        self.mats = mats
-        # legal actions and row owners per flat (row, key) group
+            mats.append(torch.as_tensor(m.reshape(self.Z * BF, H, H), dtype=e.dtype, device=e.device))
+        return mats
+
+    def _solver_tensors(self) -> None:
+        """The legal actions and row owners per flat (row, key) group, the regrets, the average's
+        sums, the current strategy (uniform) and the pass's buffers."""
+        e = self.engine
+        t, dev, dt, A, F = e.tree, e.device, e.dtype, N_ACTIONS, self.F
         legal, owner = [], []
-        for r in range(R):
+        for r in range(e.R):
             dec = t.round_decisions[r]
             lg = np.repeat(t.legal[dec], self.n_keys[r], axis=0)  # [rows * keys, A]
             legal.append(lg)
