@@ -141,63 +141,81 @@ def solve_cfr(
             link = rt.link.long().to(dev)
             ends = tuple(x[link] for x in suffix)
         budget += shares[rt.round]
-        first = rt is tree.rounds[0]
         trace = RoundTrace(rt.round, nodes=sum(rt.n_nodes(t) for t in rt.turns))
         if target is not None:
-            trace.budget = target if first else target * budget
+            trace.budget = target if rt is tree.rounds[0] else target * budget
         groups = None
         if params.method in FULL_WIDTH and target is None:  # (parts iterate a fixed number of times)
             groups = root_groups(rt, solve_room(dev, solver_memory))
         if groups is not None:
             trace.parts = len(groups)
             avg, suffix, snapshots = _solve_in_parts(rt, groups, ends, params, dev, trace, progress)
-            _finish_round(rt, trace, snapshots, avg, suffix, tree.device, strategy, suffixes)
             iterations[rt.round] = params.iterations
-            trace.seconds = time.perf_counter() - t_round
-            traces.append(trace)
-            suffix = suffixes[rt.round]
-            del avg, snapshots
-            continue
-        solver = round_solver(rt, ends[0], params, dev)
-        ta, tb = (x.to(device=dev, dtype=solver.dtype) for x in ends[1:])
-        sample = _mse_sample([int(L.parent.shape[0]) for L in solver.layers], params.seed, solver.device)
-        snapshots = []
-        measures = _RoundMeasures(ta, tb)
-        limit = params.iterations if params.iterations is not None else params.max_iterations
-        while solver.it < limit:
-            solver.iterate()
-            expl = None
-            if solver.it % params.check_every == 0 or solver.it == limit:
-                measures.measure(solver, with_suffix=target is not None or solver.it == limit)
-                per_root = measures.own[0] - measures.own[1]  # NashConv per root
-                nash = float(per_root.max())
-                expl = nash / 2
-                trace.iterations.append(solver.it)
-                trace.nash_conv.append(nash)
-                trace.mean_nash_conv.append(float(per_root.mean()))
-                snapshots.append(torch.cat([a[s] for a, s in zip(measures.avg, sample, strict=True)]).cpu())
-                if target is not None or solver.it == limit:
-                    suffix = measures.suffix
-                    trace.suffix_gap.append(float((suffix[1] - suffix[0]).max() + (suffix[0] - suffix[2]).max()))
-            if progress is not None:
-                progress(rt.round, solver.it, expl)
-            if expl is not None and target is not None:
-                if trace.suffix_gap[-1] / 2 <= trace.budget:
-                    break
-                _focus_on_laggards(solver, measures.suffix, 2 * trace.budget)  # (on NashConv's scale)
-        solver.unfocus()
-        # (the loop ends on a checkpoint: limit reached or budget met; suffix is of the final average)
-        _finish_round(rt, trace, snapshots, measures.avg, suffix, tree.device, strategy, suffixes)
+        else:
+            avg, suffix, snapshots, iterations[rt.round] = _solve_whole(rt, ends, params, dev, trace, progress)
+        _finish_round(rt, trace, snapshots, avg, suffix, tree.device, strategy, suffixes)
         suffix = suffixes[rt.round]
-        iterations[rt.round] = solver.it
         trace.seconds = time.perf_counter() - t_round
         traces.append(trace)
-        del solver, measures, snapshots  # (on a GPU, the next round's solver needs the room)
+        del avg, snapshots  # (on a GPU, the next round's solver needs the room)
     traces.reverse()
     root_value = float(suffix[0][0])
     nash = float(suffix[1][0] - suffix[2][0])  # exact best responses of the whole game, round by round
     seconds = time.perf_counter() - t0
     return CFRResult(tree, params, strategy, root_value, traces, nash, iterations, seconds, suffix=suffixes)
+
+
+def _solve_whole(
+    rt: RoundTree, ends, params: CFRParams, dev: torch.device, trace: RoundTrace, progress
+) -> tuple[list[torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor], list[torch.Tensor], int]:
+    """A round solved by one solver (:func:`round_solver`) until its iteration cap or, with a
+    target, until half its suffix gap is within ``trace.budget`` (focused on the lagging roots
+    between checks): its average strategy, its roots' suffix values (V, A, B), the MSE trace's
+    snapshots and the iterations run, with ``trace`` filled at each check."""
+    target = params.target_exploitability
+    solver = round_solver(rt, ends[0], params, dev)
+    ta, tb = (x.to(device=dev, dtype=solver.dtype) for x in ends[1:])
+    sample = _mse_sample([int(L.parent.shape[0]) for L in solver.layers], params.seed, solver.device)
+    snapshots = []
+    measures = _RoundMeasures(ta, tb)
+    limit = params.iterations if params.iterations is not None else params.max_iterations
+    suffix = None
+    while solver.it < limit:
+        solver.iterate()
+        expl = None
+        if solver.it % params.check_every == 0 or solver.it == limit:
+            with_suffix = target is not None or solver.it == limit
+            expl = _check(solver, measures, with_suffix, trace, sample, snapshots)
+            if with_suffix:
+                suffix = measures.suffix
+        if progress is not None:
+            progress(rt.round, solver.it, expl)
+        if expl is not None and target is not None:
+            if trace.suffix_gap[-1] / 2 <= trace.budget:
+                break
+            _focus_on_laggards(solver, measures.suffix, 2 * trace.budget)  # (on NashConv's scale)
+    solver.unfocus()
+    # (the loop ends on a checkpoint: limit reached or budget met; suffix is of the final average)
+    return measures.avg, suffix, snapshots, solver.it
+
+
+def _check(
+    solver: RoundCFR, measures: _RoundMeasures, with_suffix: bool, trace: RoundTrace, sample, snapshots
+) -> float:
+    """A checkpoint of a whole round's solve: its measures (the suffix values too ``with_suffix``)
+    into ``trace`` and an MSE snapshot of the ``sample`` of its edges; the round's exploitability
+    (NashConv / 2, worst root)."""
+    measures.measure(solver, with_suffix=with_suffix)
+    per_root = measures.own[0] - measures.own[1]  # NashConv per root
+    nash = float(per_root.max())
+    trace.iterations.append(solver.it)
+    trace.nash_conv.append(nash)
+    trace.mean_nash_conv.append(float(per_root.mean()))
+    snapshots.append(torch.cat([a[s] for a, s in zip(measures.avg, sample, strict=True)]).cpu())
+    if with_suffix:
+        suffix = measures.suffix
+        trace.suffix_gap.append(float((suffix[1] - suffix[0]).max() + (suffix[0] - suffix[2]).max()))
+    return nash / 2
 
 
 def _finish_round(rt, trace, snapshots, avg, suffix, device, strategy, suffixes) -> None:
