@@ -107,7 +107,8 @@ def test_margins_are_given_only_for_neighbouring_levels_of_the_same_agents():
     assert set(level_margins(LEVELS)) == set(shipped)
     fast = {"random": "random", "greedy": "greedy", "heuristic": "heuristic"}
     assert set(level_margins(fast)) == {"greedy", "heuristic"}
-    assert level_margins(fast)["heuristic"]["margin"] == shipped["heuristic"]["margin"]
+    # results/arena-prereg-levels: heuristic over greedy +5.521 [+5.024, +6.018], 600 deals (docs/web.md)
+    assert level_margins(fast)["heuristic"] == {"over": "greedy", "margin": 5.521, "ci95": [5.024, 6.018], "deals": 600}
     assert set(level_margins({"random": "random", "heuristic": "heuristic"})) == set()  # not neighbours there
     assert "pimc" not in level_margins({**fast, "pimc": "pimc:60"})
 
@@ -126,9 +127,34 @@ def test_web_levels_writes_a_card_and_refuses_bad_input(tmp_path):
     out = tmp_path / "card.json"
     r = runner.invoke(app, ["web-levels", "--arena", "results/arena-20", "--out", str(out)])
     assert r.exit_code == 0, r.output
-    assert json.loads(out.read_text()) == build_card(["results/arena-20"])
+    card = json.loads(out.read_text())
+    # results/arena-20 alone: greedy, heuristic and pimc:20, 20 deals a pair, two hands a deal
+    assert [(r["level"], r["agent"], r["hands"]) for r in card["levels"]] == [
+        ("greedy", "greedy", 80),
+        ("heuristic", "heuristic", 80),
+        ("pimc", "pimc:20", 80),
+    ]
+    assert card["levels"][0]["rating"] == 1500.0 and card["levels"][1]["rating"] > 1500.0  # 30 won, 9 lost
+    # the one margin between neighbouring levels there: results.json's heuristic v greedy pair
+    assert card["margins"] == [
+        {"level": "heuristic", "agent": "heuristic", "over": "greedy", "over_agent": "greedy", "margin": 8.2,
+         "ci95": [5.475, 10.925], "deals": 20, "source": "results/arena-20"}
+    ]  # fmt: skip
+    files = card["sources"][0]["files"]
+    for name in ("results.json", "deals.csv"):
+        assert files[name] == hashlib.sha256((REPO / "results" / "arena-20" / name).read_bytes()).hexdigest()
     bad = runner.invoke(app, ["web-levels", "--arena", "results/no-such-arena", "--out", str(tmp_path / "x.json")])
     assert bad.exit_code == 2 and bad.output.strip().startswith("error: no arena results in results/no-such-arena")
     assert len(bad.output.strip().splitlines()) == 1 and not (tmp_path / "x.json").exists()
     both = runner.invoke(app, ["web-levels", "--write", "--out", str(out)])
     assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_arena_folders_are_found_from_the_package_whatever_the_working_directory(tmp_path, monkeypatch):
+    """Issue 46, item 9: relative arena folders are the repository's, not the working directory's
+    (a server started elsewhere fitted nothing)."""
+    monkeypatch.chdir(tmp_path)
+    fast = {"random": "random", "greedy": "greedy", "heuristic": "heuristic"}
+    board = LevelBoard(fast, folders=["results/arena-20"])
+    assert set(board.fitted()) == {"greedy", "heuristic"} and board.error is None
+    assert [r["level"] for r in build_card(["results/arena-20"], levels=fast)["levels"]] == ["greedy", "heuristic"]

@@ -1,5 +1,10 @@
 """A bounded load test on 127.0.0.1: 50 games at once against a real uvicorn server, played to
-the end through the API with a fast AI; no error, and nothing lost in the database."""
+the end through the API with a fast AI; no error, and nothing lost in the database.
+
+No time is asserted (issue 46: 120 s allowances failed a correct server on a busy machine): every
+request waits for its answer however long the machine takes, and the loops are bounded by count.
+A server that hangs is bounded by its own stop (``PASUR_LOADTEST_MAX_S``, :data:`SERVER_LIFE_S`):
+it exits, every open request fails, and the test reports the errors."""
 
 from __future__ import annotations
 
@@ -9,12 +14,19 @@ from pasur.web.loadtest import GameRun, check_database, run_load, server
 from pasur.web.store import Store
 
 GAMES = 50
+#: seconds the test's server lives at most (a hang ends in errors, not in a stuck suite)
+SERVER_LIFE_S = "900"
+
+
+@pytest.fixture(autouse=True)
+def _bounded_server(monkeypatch):
+    monkeypatch.setenv("PASUR_LOADTEST_MAX_S", SERVER_LIFE_S)
 
 
 def test_fifty_concurrent_games_to_the_end(tmp_path):
     db = tmp_path / "load.sqlite3"
-    with server(db, levels={"greedy": "greedy", "random": "random"}) as base:
-        report = run_load(base, GAMES, level="greedy", timeout=120)
+    with server(db, levels={"greedy": "greedy", "random": "random"}, timeout=None) as base:
+        report = run_load(base, GAMES, level="greedy", timeout=None)
     assert report.errors == []
     summary = report.summary()
     assert summary["finished"] == GAMES and summary["moves"] == 24 * GAMES
@@ -55,8 +67,8 @@ def test_tables_of_two_players_over_websockets_lose_no_move(tmp_path):
     from pasur.web.tableload import run_table_load
 
     db = tmp_path / "tables.sqlite3"
-    with server(db, levels={"greedy": "greedy"}) as base:
-        report = run_table_load(base, db, tables=4, target=25, timeout=120)
+    with server(db, levels={"greedy": "greedy"}, timeout=None) as base:
+        report = run_table_load(base, db, tables=4, target=25, timeout=None)
     s = report.summary()
     assert report.errors == [] and report.problems == []
     assert s["finished"] == 4 and s["errors"] == 0
@@ -70,8 +82,8 @@ def test_the_tables_check_counts_lost_duplicated_and_mismatched_moves(tmp_path):
     from pasur.web.tableload import PlayerRun, TableLoadReport, TableRun, check_tables, run_table_load
 
     db = tmp_path / "tables.sqlite3"
-    with server(db, levels={"greedy": "greedy"}) as base:
-        report = run_table_load(base, db, tables=1, target=1, timeout=120)
+    with server(db, levels={"greedy": "greedy"}, timeout=None) as base:
+        report = run_table_load(base, db, tables=1, target=1, timeout=None)
     run = report.runs[0]
     seen = run.players[0].seen
     tampered = [seen[0], seen[0], *seen[2:-1], (seen[-1][0], seen[-1][1], "XX")]  # dup, lost, wrong card

@@ -50,3 +50,115 @@ def test_bursts_across_thread_turnover_keep_open_files_bounded(client):
     assert views == [1] * 132  # every request answered
     assert service.store.open_connections() <= POOL_IDLE
     assert open_files() - before <= 2 * POOL_IDLE, (before, open_files())
+
+
+# -- 3. errors that tell the truth --------------------------------------------------------------
+
+
+def test_a_bug_while_reading_a_game_is_a_logged_500_not_a_damaged_record(db, monkeypatch, caplog):
+    """Issue 46, item 3: ``_reading`` turned every exception into 409 "record is damaged", so a
+    bug of the code looked like a damaged database and was never seen. A bug is now logged with
+    its traceback and answered 500 with a plain message; a damaged record is still 409."""
+    from fastapi.testclient import TestClient
+
+    from conftest import FAST
+    from pasur.web import service as service_module
+    from pasur.web.app import create_app
+
+    client = TestClient(
+        create_app(db, levels=FAST, hint_level="greedy", allowed_hosts=["testserver"]), raise_server_exceptions=False
+    )
+    view = client.post("/api/games", json={"level": "greedy"}).json()
+
+    def broken(hand):
+        raise RuntimeError("a bug in the referee")
+
+    monkeypatch.setattr(service_module, "hand_game", broken)
+    with caplog.at_level("ERROR", logger="pasur.web"):
+        r = client.get(f"/api/games/{view['id']}", headers={TOKEN: view["token"]})
+    assert r.status_code == 500 and r.json() == {"error": "internal error"}
+    logged = [rec for rec in caplog.records if rec.exc_info is not None]
+    assert logged and logged[0].exc_info[0] is RuntimeError
+    monkeypatch.undo()
+    with client.app.state.service.store.transaction() as conn:
+        conn.execute("UPDATE games SET totals = '[0,' WHERE id = ?", (view["id"],))
+    r = client.get(f"/api/games/{view['id']}", headers={TOKEN: view["token"]})
+    assert r.status_code == 409 and r.json() == {"error": "this game's record is damaged"}
+    client.close()
+
+
+def test_the_sweep_isolates_each_table_and_takes_a_damaged_one_off_the_clock(make_client, monkeypatch):
+    """Issue 46, item 3: one exception in the clock's sweep skipped the rest of its pass, and a
+    damaged table with a deadline was tried again every second for ever."""
+    from test_web_tables import FakeClock, open_table, running, views
+
+    from pasur.web.store import get_table
+    from pasur.web.tables import TableService
+
+    clock = FakeClock()
+    with running(make_client, clock=clock, sweep_every=0) as client:
+        tables, hub = client.app.state.tables, client.app.state.hub
+        bugged, _, _ = open_table(client, clock_s=10)
+        damaged, _, _ = open_table(client, clock_s=10)
+        c, d, _ = open_table(client, clock_s=10)
+        views(c, d)
+        with tables.store.transaction() as conn:
+            conn.execute("UPDATE tables SET hands = '[{broken' WHERE id = ?", (damaged.table_id,))
+        original = TableService.expire
+
+        def expire(self, table_id):
+            if table_id == bugged.table_id:
+                raise RuntimeError("a bug on one table")
+            return original(self, table_id)
+
+        monkeypatch.setattr(TableService, "expire", expire)
+        clock.now += 11
+        assert set(tables.expire_due()) == {bugged.table_id, damaged.table_id, c.table_id}
+        assert client.portal.call(hub.sweep) == 1  # c's forfeit, after the bugged table raised
+        assert c.receive()["view"]["result"]["timeout"] == "you"
+        assert d.receive()["view"]["result"]["timeout"] == "ai"
+        # the damaged table is marked once and left alone; the bugged one is tried again
+        assert set(tables.expire_due()) == {bugged.table_id}
+        with tables.store._connect() as conn:
+            got = conn.execute("SELECT status, deadline FROM tables WHERE id = ?", (damaged.table_id,)).fetchone()
+        assert got == ("damaged", None)
+        assert get_table(tables.store, c.table_id).deadline is None
+
+
+# -- 4. sockets per seat -------------------------------------------------------------------------
+
+
+def test_one_token_keeps_at_most_four_sockets_and_an_idle_one_is_closed(make_client):
+    """Issue 46, item 4: 200 sockets on one table token were all kept open. Six sockets of one
+    player: the two oldest are closed by the server, four stay and hear every change; a socket
+    idle after its hello is closed (the page reconnects)."""
+    from starlette.websockets import WebSocketDisconnect
+    from test_web_tables import Seat, open_table, running
+
+    from pasur.web.live import SOCKETS_PER_SEAT
+
+    with running(make_client) as client:
+        hub = client.app.state.hub
+        _, _, v = open_table(client, ai_level="greedy", seat="bob")
+        seats = [Seat(client, v["id"], v["token"], 1) for _ in range(6)]
+        client.seats += seats
+        for s in seats:
+            assert s.connect()["type"] == "update"
+        assert hub.connected(v["id"], 1) == SOCKETS_PER_SEAT == 4
+        for s in seats[:2]:  # the oldest: closed by the server
+            with pytest.raises(WebSocketDisconnect):
+                s.ws.receive_json()
+        newest = seats[-1]
+        newest.send(type="ping")
+        assert newest.ws.receive_json() == {"type": "pong"}
+        m = v["hand"]["legal"][0]
+        newest.send(type="move", card=m["card"], captured=m["captured"])
+        for s in seats[2:]:  # every socket kept hears the move
+            assert s.receive()["type"] == "update"
+        hub.idle_timeout = 0.05  # a socket that says nothing after its hello
+        quiet = Seat(client, v["id"], v["token"], 1)
+        client.seats.append(quiet)
+        quiet.connect()
+        with pytest.raises(WebSocketDisconnect):
+            while True:  # the updates it may get first, then the close
+                quiet.ws.receive_json()

@@ -43,6 +43,14 @@ MODEL = "Bradley-Terry (Elo) by maximum likelihood over the arena's hands; rd: r
 RATING_PLACES, MARGIN_PLACES = 2, 3
 
 
+def arena_path(folder: str | Path, root: Path = REPO) -> Path:
+    """An arena folder as given when absolute, else relative to the repository the package sits
+    in (``root``), never to the working directory: the server and the CLI find the same files
+    wherever they are started from."""
+    path = Path(folder)
+    return path if path.is_absolute() else root / path
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -86,7 +94,7 @@ def build_card(
     to ``root``, or absolute): every level's rating, RD (robust standard error) and hands, the
     margins over the next weaker level, and the files read with their SHA-256."""
     levels = dict(LEVELS if levels is None else levels)
-    paths = [Path(f) if Path(f).is_absolute() else root / f for f in folders]
+    paths = [arena_path(f, root) for f in folders]
     shown = [str(f) for f in folders]
     missing = [s for p, s in zip(paths, shown, strict=True) if not (p / "results.json").is_file()]
     if missing:

@@ -36,11 +36,12 @@ def free_port() -> int:
 
 @contextmanager
 def server(
-    db: Path, levels: dict[str, str] | None = None, hint_level: str | None = None, timeout: float = 120
+    db: Path, levels: dict[str, str] | None = None, hint_level: str | None = None, timeout: float | None = 120
 ) -> Iterator[str]:
     """A uvicorn server of :func:`pasur.web.app.create_app` in a child process; yields its base
     URL once it answers, and stops it (SIGTERM, then SIGKILL) on exit. Its log goes to
-    ``db`` with the suffix ``.server.log``."""
+    ``db`` with the suffix ``.server.log``. ``timeout``: seconds to wait for it to answer
+    (``None``: until it answers or exits; it exits by itself after ``PASUR_LOADTEST_MAX_S``)."""
     import httpx
 
     port = free_port()
@@ -54,7 +55,7 @@ def server(
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
     base = f"http://{HOST}:{port}"
     try:
-        deadline = time.monotonic() + timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"the server exited: {log.read_text(errors='replace')[-2000:]}")
@@ -63,7 +64,7 @@ def server(
                     break
             except httpx.HTTPError:
                 pass
-            if time.monotonic() > deadline:
+            if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError("the server did not answer in time")
             time.sleep(0.2)
         yield base
@@ -88,7 +89,7 @@ class GameRun:
     points: list[int] | None = None
 
 
-def play_one(base: str, level: str, seed: int, timeout: float) -> GameRun:
+def play_one(base: str, level: str, seed: int, timeout: float | None) -> GameRun:
     """Create a single-hand game and play it to the end with random legal moves."""
     import httpx
 
@@ -153,8 +154,11 @@ class LoadReport:
         }
 
 
-def run_load(base: str, games: int = 50, level: str = "greedy", timeout: float = 120, seed: int = 0) -> LoadReport:
-    """``games`` games at once, each in its own client thread, all played to the end."""
+def run_load(
+    base: str, games: int = 50, level: str = "greedy", timeout: float | None = 120, seed: int = 0
+) -> LoadReport:
+    """``games`` games at once, each in its own client thread, all played to the end; ``timeout``:
+    seconds a request may take (``None``: no limit)."""
     t = time.perf_counter()
     with ThreadPoolExecutor(max_workers=games) as pool:
         runs = list(pool.map(lambda i: play_one(base, level, seed + i, timeout), range(games)))

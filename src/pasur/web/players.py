@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pasur.web.level_card import CARD, MODEL, load_card
+from pasur.web.level_card import CARD, MODEL, arena_path, load_card
 from pasur.web.ratings import ANCHOR, ANCHOR_RATING, FittedRating, Rating, level_ratings, rate
 from pasur.web.service import BadInput, Conflict, NotFound, token_hash
 from pasur.web.store import Store
@@ -151,15 +151,15 @@ def rating_events(store: Store, table_id: str) -> list[dict]:
 
 class LevelBoard:
     """The AI levels' fixed ratings: from the shipped card (``card``), or, with ``folders`` (arena
-    output folders), fitted from them once, on first use; ``levels`` (name -> agent spec) names
-    the agents, and a card's row counts only for a level of the same name and agent. A card or a
-    fit that fails leaves every level unrated, and is logged."""
+    output folders, relative to the repository), fitted from them once, on first use; ``levels``
+    (name -> agent spec) names the agents, and a card's row counts only for a level of the same
+    name and agent. A card or a fit that fails leaves every level unrated, and is logged."""
 
     def __init__(
         self, levels: Mapping[str, str], folders: Sequence[str | Path] | None = None, card: Path = CARD
     ) -> None:
         self.levels = dict(levels)
-        self.folders = None if folders is None else [Path(f) for f in folders]
+        self.folders = None if folders is None else [arena_path(f) for f in folders]
         self.card = card
         self._lock = threading.Lock()
         self._fitted: dict[str, FittedRating] | None = None

@@ -43,7 +43,7 @@ class TableRun:
     errors: list[str] = field(default_factory=list)
 
 
-async def _player(ws, me: int, run: TableRun, sent: dict, rng: random.Random, timeout: float) -> None:
+async def _player(ws, me: int, run: TableRun, sent: dict, rng: random.Random, timeout: float | None) -> None:
     """Play until the match is over: answer every view where it is this player's turn."""
     mine = run.players[me]
     while True:
@@ -76,7 +76,7 @@ async def _player(ws, me: int, run: TableRun, sent: dict, rng: random.Random, ti
             await ws.send(json.dumps(body))
 
 
-async def play_table(http, ws_base: str, target: int | None, seed: int, timeout: float) -> TableRun:
+async def play_table(http, ws_base: str, target: int | None, seed: int, timeout: float | None) -> TableRun:
     """Open a table, join it, connect both players (the joiner first, so that both hear every
     move) and play the match to the end."""
     from websockets.asyncio.client import connect
@@ -109,7 +109,7 @@ async def play_table(http, ws_base: str, target: int | None, seed: int, timeout:
     return run
 
 
-async def _player_after(ws, first: dict, me: int, run: TableRun, sent: dict, rng, timeout: float) -> None:
+async def _player_after(ws, first: dict, me: int, run: TableRun, sent: dict, rng, timeout: float | None) -> None:
     """Player 1, whose hello answer was read already (Bob does not lead the first hand)."""
     if first["view"]["hand"]["to_move"] == "you":
         run.errors.append("player 1 was to move before player 0 connected")
@@ -194,7 +194,7 @@ def check_tables(db: Path, report: TableLoadReport) -> None:
             report.mismatched += sum(1 for h, n, c in p.seen if stored.get((h, n)) != c)
 
 
-async def _run_all(base: str, tables: int, target: int | None, timeout: float, seed: int) -> list[TableRun]:
+async def _run_all(base: str, tables: int, target: int | None, timeout: float | None, seed: int) -> list[TableRun]:
     import httpx
 
     ws_base = "ws" + base.removeprefix("http")
@@ -213,7 +213,7 @@ async def _run_all(base: str, tables: int, target: int | None, timeout: float, s
 
 
 def run_table_load(
-    base: str, db: Path, tables: int = 100, target: int | None = 62, timeout: float = 120, seed: int = 0
+    base: str, db: Path, tables: int = 100, target: int | None = 62, timeout: float | None = 120, seed: int = 0
 ) -> TableLoadReport:
     """``tables`` matches at once against the server at ``base`` (its database file ``db``),
     then the database check."""
