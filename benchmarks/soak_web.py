@@ -16,7 +16,7 @@ connection is an error):
 
 Every loop is bounded (``--minutes``, the bursts' count, every request's timeout) and stops by
 itself; the server stops by itself too (``PASUR_LOADTEST_MAX_S``). Writes ``samples.csv`` (one row
-a sample) and ``summary.json`` under ``--out``.
+a sample), ``summary.json`` and the server's log (``soak.server.log``) under ``--out``.
 
     .venv/bin/python benchmarks/soak_web.py --minutes 60 --out results/web-soak
 """
@@ -305,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
         proc.terminate()
         proc.wait(timeout=30)
     write(a.out, rows, tally, start_wall, alive, a)
+    for scratch in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        scratch.unlink(missing_ok=True)  # the games played are not a result; the server's log is kept
     return 0 if not tally.errors and alive else 1
 
 
