@@ -14,18 +14,28 @@ from pasur.game.state import ALEX, GameState
 
 
 def accelerators() -> list[str]:
-    """The devices the device-conformance tests check against the CPU: every CUDA device torch
-    sees, or the list in ``PASUR_TEST_DEVICES`` (comma-separated; ``cpu`` there runs those tests'
-    code paths on a machine without a GPU, comparing the CPU with itself)."""
+    """The devices the device-conformance tests check against the CPU: the list in
+    ``PASUR_TEST_DEVICES`` (comma-separated), else every CUDA device torch sees, else the CPU
+    itself: without a GPU every conformance test runs its code paths on the CPU device (comparing
+    the CPU with itself, which still checks each path, its determinism and its ``device``
+    plumbing), so none is skipped; :func:`small_on_cpu` sizes the heavy ones down there."""
     listed = os.environ.get("PASUR_TEST_DEVICES")
     if listed:
         return [d.strip() for d in listed.split(",") if d.strip()]
-    return [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    if torch.cuda.is_available() and torch.cuda.device_count():
+        return [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    return ["cpu"]
 
 
-#: ``@device_param``: a test run once per accelerator (``device``), skipped where there is none
-_NONE = pytest.param("none", marks=pytest.mark.skip(reason="no accelerator (PASUR_TEST_DEVICES)"))
-device_param = pytest.mark.parametrize("device", accelerators() or [_NONE])
+#: ``@device_param``: a test run once per device of :func:`accelerators`
+device_param = pytest.mark.parametrize("device", accelerators())
+
+
+def small_on_cpu(device: str) -> bool:
+    """Whether a device test runs on the CPU device, where its heavy cases are sized down (a
+    smaller deck, fewer rows or games: the same code paths) to keep the suite's time; an
+    accelerator gets the full sizes."""
+    return torch.device(device).type == "cpu"
 
 
 def on_device(device: str, *tensors: torch.Tensor) -> None:

@@ -3,8 +3,8 @@ shipped policy, belief and boundary networks give the CPU's outputs, and agents 
 device (``make_agent(..., device=)``) run there, play only legal moves in full games, and choose
 what the same agent on the CPU chooses.
 
-Without an accelerator every test is skipped; ``PASUR_TEST_DEVICES=cpu`` runs their code paths on
-the CPU (comparing the CPU with itself)."""
+Without an accelerator they run on the CPU device (comparing the CPU with itself: each path still
+runs through its ``device`` argument and must be deterministic); none is skipped."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 CFR family, best responses, BUFP, Embedding CFR, HandEbdNet and the lossless solver compute what
 they compute on the CPU, and their tensors live on that device (a silent CPU fallback fails).
 
-Without an accelerator every test is skipped; ``PASUR_TEST_DEVICES=cpu`` runs their code paths on
-the CPU (comparing the CPU with itself)."""
+Without an accelerator they run on the CPU device (comparing the CPU with itself: each path still
+runs through its ``device`` argument and must be deterministic); none is skipped."""
 
 from __future__ import annotations
 
