@@ -34,23 +34,14 @@ from pasur.game.cards import (
 )
 
 TESTS = Path(__file__).resolve().parent
-REFERENCE_FILES = [
-    TESTS.parent.parent / "shared" / "decks" / "reference-decks.json",
-    TESTS / "data" / "reference-decks.json",
-]
+#: the reference decks, committed beside the tests (a copy of ../shared/decks/reference-decks.json)
+REFERENCE_FILE = TESTS / "data" / "reference-decks.json"
 
 # A fixed valid deck (the reference deck "ref0" of the shared file).
 REF0 = (
     "5S 9H TD QC 2D 3D 9C JC 4D 7S 8S KS 6S 8D TH TS 2C 8H JD KC AS 6C 6H 7H 3S 5D "
     "5H KH AH 5C 9S QD 3H 6D 7D KD AC AD 2S 4H 4C 4S JH QS 2H 8C TC JS 3C 7C 9D QH"
 )
-
-
-def _reference_file() -> Path:
-    for p in REFERENCE_FILES:
-        if p.exists():
-            return p
-    pytest.skip("reference-decks.json not found")
 
 
 # ---------------------------------------------------------------------------
@@ -402,7 +393,7 @@ def test_read_json_list_of_strings(tmp_path: Path) -> None:
 
 
 def test_read_json_list_of_objects_like_the_reference_file() -> None:
-    p = _reference_file()
+    p = REFERENCE_FILE  # committed: a missing file fails here
     raw = json.loads(p.read_text(encoding="utf-8"))
     got = read_deck_file(p)
     assert len(got) == len(raw) >= 3

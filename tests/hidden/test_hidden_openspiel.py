@@ -8,11 +8,13 @@ import random
 import sys
 
 import numpy as np
+import pyspiel
 import pytest
 
 from pasur.common.errors import PasurInputError
 from pasur.game.cards import Deck
 from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND
+from pasur.hidden import openspiel as ops
 from pasur.hidden.game import HiddenGame
 
 
@@ -22,10 +24,6 @@ def test_without_openspiel_an_openspiel_agent_is_refused_in_one_line(monkeypatch
 
     with pytest.raises(PasurInputError, match="OpenSpiel is not installed"):
         make_agent("ismcts:10")
-
-
-pyspiel = pytest.importorskip("pyspiel")
-from pasur.hidden import openspiel as ops  # noqa: E402
 
 
 def test_action_ids_round_trip_every_legal_action():

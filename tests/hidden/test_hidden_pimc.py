@@ -120,7 +120,6 @@ def test_pimc_plays_the_exact_move_when_the_hidden_cards_are_known(seed):
 
 
 def test_textbook_pimc_to_the_end_of_the_game_plays_the_exact_move():
-    pytest.importorskip("pasur.solve.tree", reason="needs the forest").build_forest  # noqa: B018
     g = _game(60, 5, 2)
     info = g.observation(g.mover)
     assert PIMCAgent(3, horizon="game").choose(info) == ReferenceSolver(g.state.deck).best_action(g.state)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pyspiel
 import pytest
 import torch
 from bufp_bruteforce import OneCardPoker, gains, table_from_engine
@@ -80,7 +81,6 @@ def test_beliefs_sum_to_one_and_are_bayes_on_kuhn():
 
 def test_total_exploitability_and_beliefs_are_brute_force_on_leduc():
     """Two rounds, a board card, card removal, the chance prior off the path: OpenSpiel's tree."""
-    pyspiel = pytest.importorskip("pyspiel")
     from pasur.poker.openspiel import export_policy, infostate
 
     e = Engine("leduc")

@@ -7,8 +7,10 @@ from __future__ import annotations
 import csv
 import json
 
+import pyspiel
 import pytest
 from bufp_bruteforce import subgame_value
+from open_spiel.python.algorithms import cfr, exploitability
 from poker_cli import root
 from typer.testing import CliRunner
 
@@ -17,9 +19,6 @@ from pasur.poker.fictitious import FictitiousPlay
 from pasur.poker.openspiel import export_policy
 from pasur.poker.run import make_solver
 from pasur.poker.solvers import CFRConfig
-
-pyspiel = pytest.importorskip("pyspiel")
-from open_spiel.python.algorithms import cfr, exploitability  # noqa: E402
 
 ITERATIONS = 20
 

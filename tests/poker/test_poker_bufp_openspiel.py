@@ -12,15 +12,14 @@ action within 1e-12 of the largest value, relative to its magnitude) they agree 
 
 from __future__ import annotations
 
+import pyspiel
 import pytest
+from open_spiel.python.algorithms import best_response, fictitious_play
+from open_spiel.python.algorithms import exploitability as os_exploitability
 
 from pasur.poker.engine import Engine
 from pasur.poker.fictitious import TIE, FictitiousPlay
 from pasur.poker.measures import exploitability
-
-pyspiel = pytest.importorskip("pyspiel")
-from open_spiel.python.algorithms import best_response, fictitious_play  # noqa: E402
-from open_spiel.python.algorithms import exploitability as os_exploitability  # noqa: E402
 
 ITERATIONS = 100
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pyarrow.parquet as pq
+import pyspiel
 import pytest
 from poker_cli import root
 from typer.testing import CliRunner
@@ -64,7 +65,6 @@ def test_solve_writes_outputs_and_json(tmp_path):
 def _openspiel_numbers(path, game: str) -> dict:
     """OpenSpiel's exploitability, NashConv and player 0's value of a policy file written by
     ``--out`` (read as plain JSON here, evaluated by OpenSpiel's C++ best responses)."""
-    pyspiel = pytest.importorskip("pyspiel")
     data = json.loads(path.read_text())
     assert data["game"] == game
     table = {k: [(int(a), float(p)) for a, p in pairs] for k, pairs in data["policy"].items()}

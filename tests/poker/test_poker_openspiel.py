@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pyspiel
 import pytest
 
 from pasur.common.errors import PasurInputError
@@ -10,8 +11,6 @@ from pasur.poker.measures import evaluate
 from pasur.poker.openspiel import export_policy, from_pyspiel, import_policy, to_pyspiel
 from pasur.poker.run import solve
 from pasur.poker.solvers import CFRConfig
-
-pyspiel = pytest.importorskip("pyspiel")
 
 
 @pytest.fixture(scope="module", params=["kuhn", "leduc"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pyspiel
 import pytest
 import torch
 
@@ -67,7 +68,6 @@ def _openspiel_policy_table(engine, os_policy):
 def test_iterates_are_openspiels_on_kuhn(kuhn, method, solver):
     """Every variant of :mod:`pasur.common.regret`, on both CFR solvers, against OpenSpiel's
     solver of the same method, after 1, 2, 5, 20 and 100 iterations."""
-    pyspiel = pytest.importorskip("pyspiel")
     from open_spiel.python.algorithms import cfr, discounted_cfr
 
     cls = {
@@ -89,7 +89,6 @@ def test_iterates_are_openspiels_on_kuhn(kuhn, method, solver):
 
 
 def test_cfr_plus_iterates_are_openspiels_cpp_on_leduc(leduc):
-    pyspiel = pytest.importorskip("pyspiel")
     game = pyspiel.load_game("leduc_poker")
     theirs = pyspiel.CFRPlusSolver(game)
     ours = make_solver(leduc, CFRConfig(method="cfr+"))

@@ -10,6 +10,7 @@ exploitability on Leduc against numbers the authors' own code produced instead."
 from __future__ import annotations
 
 import numpy as np
+import pyspiel
 import pytest
 import torch
 
@@ -20,8 +21,6 @@ from pasur.poker.measures import evaluate
 from pasur.poker.openspiel import export_policy
 from pasur.poker.run import make_solver
 from pasur.poker.solvers import CFRConfig
-
-pyspiel = pytest.importorskip("pyspiel")
 
 
 class _Infoset:
