@@ -19,18 +19,17 @@ from pasur.hidden.belief import (
     DEFAULT_WEIGHTS,
     BeliefModel,
     BeliefNet,
-    card_path,
     check_consistent,
     features,
     log_esp,
     marginals,
     sample_hands,
-    sha256,
 )
 from pasur.hidden.belief_eval import soft_greedy, uniform
 from pasur.hidden.belief_train import informative, mean_nll, play_games, samples, train
 from pasur.hidden.game import HiddenGame, play_hidden
 from pasur.hidden.inference import opponent_weights
+from pasur.hidden.weights import card_path, sha256
 from pasur.hidden.worlds import every_hand, sample_worlds, world_deck, world_state
 
 

@@ -10,7 +10,8 @@ import torch
 
 from helpers import boundary_inputs
 from pasur.common.errors import PasurInputError
-from pasur.hidden.boundary import DEFAULT_WEIGHTS, BoundaryNet, LearnedBoundary, card_path
+from pasur.hidden.boundary import DEFAULT_WEIGHTS, BoundaryNet, LearnedBoundary
+from pasur.hidden.weights import card_path
 
 
 def _inputs(n: int = 8):

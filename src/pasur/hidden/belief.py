@@ -33,7 +33,6 @@ holds, and any ``n`` unseen cards form a consistent world, as in :mod:`pasur.hid
 
 from __future__ import annotations
 
-import json
 import math
 from functools import lru_cache
 from pathlib import Path
@@ -45,7 +44,7 @@ from torch import nn
 from pasur.game.cards import HAND_SIZE, JACK, cards_of, clubs_in, points_in, rank, suit
 from pasur.game.rules import Action, card_actions, immediate_points, is_sur
 from pasur.hidden.infostate import InfoState
-from pasur.hidden.weights import card_path, load_checked, sha256
+from pasur.hidden.weights import load_net, save_checked
 from pasur.hidden.worlds import Worlds, _masks, every_hand, info_seed
 
 #: the weights shipped with the package (written by ``pasur hidden-train belief``)
@@ -284,37 +283,14 @@ class BeliefModel:
     # -- files ---------------------------------------------------------------------------------
     def save(self, path: str | Path, meta: dict | None = None) -> None:
         """PyTorch's format and a JSON card beside it (SHA-256, architecture, how it was trained)."""
-        from pasur import __version__
-        from pasur.common.outputs import atomic_path, write_text_atomic
-
-        path = Path(path)
         state = {k: v.cpu() for k, v in self.net.state_dict().items()}
-        with atomic_path(path) as tmp:
-            torch.save({"hidden": self.net.hidden, "state": state}, tmp)
-        card = {
-            "kind": "pasur belief model",
-            "file": path.name,
-            "sha256": sha256(path),
-            "hidden": self.net.hidden,
-            "card_features": CARD_FEATURES,
-            "global_features": GLOBAL_FEATURES,
-            "pasur": __version__,
-            "torch": torch.__version__,
-            "fit": meta or {},
-        }
-        write_text_atomic(card_path(path), json.dumps(card, indent=1) + "\n")
+        architecture = {"hidden": self.net.hidden, "card_features": CARD_FEATURES, "global_features": GLOBAL_FEATURES}
+        save_checked(path, {"hidden": self.net.hidden, "state": state}, "pasur belief model", architecture, meta)
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_WEIGHTS, device: str | torch.device = "cpu") -> BeliefModel:
         """The network of a weights file, refused unless its card's SHA-256 matches."""
-
-        def build(blob: dict) -> BeliefNet:
-            net = BeliefNet(int(blob["hidden"]))
-            net.load_state_dict(blob["state"])
-            return net
-
-        net = load_checked(Path(path), "belief", build)
-        return cls(net, device)
+        return cls(load_net(path, "belief", lambda blob: BeliefNet(int(blob["hidden"]))), device)
 
 
 @lru_cache(maxsize=4)

@@ -17,7 +17,6 @@ Inputs are tensors: ``pool``, ``remaining`` (card masks), ``ca``, ``cb`` (clubs,
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from torch import nn
 from pasur.game.cards import CLUB_MASK, N_CLUBS
 from pasur.game.state import FINAL_ROUND
 from pasur.hidden.heuristic import club_race
-from pasur.hidden.weights import card_path, load_checked, sha256
+from pasur.hidden.weights import load_net, save_checked
 from pasur.solve.actions import card_points_of
 from pasur.solve.ops import popcount
 
@@ -82,35 +81,13 @@ class LearnedBoundary:
         """The networks of a weights file, checked against its JSON card (``<name>.card.json``:
         the file's SHA-256, the architecture and how it was fitted). Weights without their card,
         or that do not match it, are refused: nothing unchecked is loaded."""
-
-        def build(blob: dict) -> BoundaryNet:
-            net = BoundaryNet(int(blob["hidden"]))
-            net.load_state_dict(blob["state"])
-            return net
-
-        net = load_checked(Path(path), "boundary", build)
-        return cls(net, device)
+        return cls(load_net(path, "boundary", lambda blob: BoundaryNet(int(blob["hidden"]))), device)
 
     def save(self, path: str | Path, meta: dict | None = None) -> None:
         """PyTorch's format, and a JSON card beside it; both written through temporary names."""
-        from pasur import __version__
-        from pasur.common.outputs import atomic_path, write_text_atomic
-
-        path = Path(path)
-        with atomic_path(path) as tmp:
-            torch.save({"hidden": self.net.hidden, "state": self.net.state_dict(), "meta": meta or {}}, tmp)
-        card = {
-            "kind": "pasur boundary value",
-            "file": path.name,
-            "sha256": sha256(path),
-            "hidden": self.net.hidden,
-            "inputs": N_FEATURES,
-            "rounds": FINAL_ROUND,
-            "pasur": __version__,
-            "torch": torch.__version__,
-            "fit": meta or {},
-        }
-        write_text_atomic(card_path(path), json.dumps(card, indent=1) + "\n")
+        blob = {"hidden": self.net.hidden, "state": self.net.state_dict(), "meta": meta or {}}
+        architecture = {"hidden": self.net.hidden, "inputs": N_FEATURES, "rounds": FINAL_ROUND}
+        save_checked(path, blob, "pasur boundary value", architecture, meta)
 
     @torch.no_grad()
     def __call__(self, round_, pool, ca, cb, last, remaining) -> torch.Tensor:

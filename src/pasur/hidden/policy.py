@@ -27,7 +27,6 @@ Training: :mod:`pasur.hidden.policy_train`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -43,7 +42,7 @@ from pasur.hidden.agents import HiddenAgent
 from pasur.hidden.belief import card_options
 from pasur.hidden.heuristic import club_race, club_worth, expected_max
 from pasur.hidden.infostate import InfoState
-from pasur.hidden.weights import card_path, load_checked, sha256
+from pasur.hidden.weights import load_net, save_checked
 from pasur.hidden.worlds import info_seed
 
 #: the weights shipped with the package (written by ``pasur hidden-train policy``)
@@ -224,38 +223,24 @@ class PolicyModel:
     # -- files ---------------------------------------------------------------------------------
     def save(self, path: str | Path, meta: dict | None = None) -> None:
         """PyTorch's format and a JSON card beside it (SHA-256, architecture, how it was trained)."""
-        from pasur import __version__
-        from pasur.common.outputs import atomic_path, write_text_atomic
-
-        path = Path(path)
-        state = {k: v.cpu() for k, v in self.net.state_dict().items()}
-        with atomic_path(path) as tmp:
-            torch.save({"hidden": self.net.hidden, "action_hidden": self.net.action_hidden, "state": state}, tmp)
-        card = {
-            "kind": "pasur policy-value network",
-            "file": path.name,
-            "sha256": sha256(path),
-            "hidden": self.net.hidden,
-            "action_hidden": self.net.action_hidden,
+        net = self.net
+        state = {k: v.cpu() for k, v in net.state_dict().items()}
+        blob = {"hidden": net.hidden, "action_hidden": net.action_hidden, "state": state}
+        architecture = {
+            "hidden": net.hidden,
+            "action_hidden": net.action_hidden,
             "state_inputs": STATE_IN,
             "action_inputs": ACTION_IN,
-            "parameters": sum(p.numel() for p in self.net.parameters()),
-            "pasur": __version__,
-            "torch": torch.__version__,
-            "fit": meta or {},
+            "parameters": sum(p.numel() for p in net.parameters()),
         }
-        write_text_atomic(card_path(path), json.dumps(card, indent=1) + "\n")
+        save_checked(path, blob, "pasur policy-value network", architecture, meta)
 
     @classmethod
     def load(cls, path: str | Path = DEFAULT_WEIGHTS, device: str | torch.device = "cpu") -> PolicyModel:
         """The network of a weights file, refused unless its card's SHA-256 matches."""
-
-        def build(blob: dict) -> PolicyNet:
-            net = PolicyNet(int(blob["hidden"]), int(blob["action_hidden"]))
-            net.load_state_dict(blob["state"])
-            return net
-
-        return cls(load_checked(Path(path), "policy", build), device)
+        return cls(
+            load_net(path, "policy", lambda blob: PolicyNet(int(blob["hidden"]), int(blob["action_hidden"]))), device
+        )
 
 
 @lru_cache(maxsize=4)

@@ -1,5 +1,6 @@
-"""Shipped network weights and their JSON cards: one loader, so that no weights file is loaded
-unless its card is there and names its SHA-256 (the boundary value and the belief networks)."""
+"""Network weights and their JSON cards: one writer and one loader for the hidden game's networks
+(the boundary value, the belief network, the policy-value network), so that every weights file is
+written with its card and none is loaded unless its card is there and names its SHA-256."""
 
 from __future__ import annotations
 
@@ -44,3 +45,37 @@ def load_checked(path: Path, kind: str, build: Callable[[dict], torch.nn.Module]
         return build(torch.load(path, map_location="cpu", weights_only=True))
     except Exception as e:  # torch raises many kinds on a file that is not its own
         raise PasurInputError(f"{path}: not {kind} weights of this pasur ({str(e).splitlines()[0]})") from None
+
+
+def save_checked(path: str | Path, blob: dict, kind: str, architecture: dict, fit: dict | None = None) -> None:
+    """Write ``blob`` (the weights and what rebuilds the network) in PyTorch's format and its JSON
+    card beside it, both through temporary names: the card holds ``kind``, the file's name and
+    SHA-256, the ``architecture``, the versions of pasur and torch, and how it was fitted."""
+    from pasur import __version__
+    from pasur.common.outputs import atomic_path, write_text_atomic
+
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        torch.save(blob, tmp)
+    card = {
+        "kind": kind,
+        "file": path.name,
+        "sha256": sha256(path),
+        **architecture,
+        "pasur": __version__,
+        "torch": torch.__version__,
+        "fit": fit or {},
+    }
+    write_text_atomic(card_path(path), json.dumps(card, indent=1) + "\n")
+
+
+def load_net(path: str | Path, kind: str, make: Callable[[dict], torch.nn.Module]) -> torch.nn.Module:
+    """The network ``make(blob)`` builds for the weights file ``path``, its weights (``blob["state"]``)
+    loaded, through :func:`load_checked`."""
+
+    def build(blob: dict) -> torch.nn.Module:
+        net = make(blob)
+        net.load_state_dict(blob["state"])
+        return net
+
+    return load_checked(Path(path), kind, build)
