@@ -10,11 +10,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
@@ -79,26 +77,44 @@ def test_ray_with_two_workers_matches_inline(ray_here, inline_sweep, tmp_path):
     assert again.summary["skipped"] == 3 and again.summary["ran_done"] == 1 and len(again.records) == 4
 
 
+#: the sweep's command line with its driver killed (SIGKILL, with the Ray processes of its session)
+#: right after its manifest first records two decks done: a fixed point part way, no race
+KILLED_AFTER_TWO = """
+import os, signal
+from pasur.study.manifest import Manifest
+save = Manifest.save
+def save_then_die(self):
+    save(self)
+    if self.count("done") >= 2:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+Manifest.save = save_then_die
+from pasur.cli import main
+main()
+"""
+
+
 def test_killed_driver_loses_nothing_and_resumes(tmp_path):
     out = tmp_path / "sweep"
-    cmd = [sys.executable, "-c", "from pasur.cli import main; main()", "sweep", "--decks", "8", "--seed", "20"]
-    cmd += ["--method", "exact", "--workers", "2", "--out", str(out), "--quiet"]
+    args = ["sweep", "--decks", "8", "--seed", "20", "--method", "exact", "--workers", "2"]
+    args += ["--out", str(out), "--quiet"]
+    cmd = [sys.executable, "-c", "from pasur.cli import main; main()", *args]
     env = _env_with_src()
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    killed = subprocess.Popen(
+        [sys.executable, "-c", KILLED_AFTER_TWO, *args],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and proc.poll() is None:
-            path = out / "manifest.parquet"
-            with contextlib.suppress(OSError, pa.ArrowException):  # replaced while we read it: look again
-                if path.exists() and Manifest.load(path).count("done") >= 1:
-                    break
-            time.sleep(0.05)
+        _, err = killed.communicate(timeout=300)
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the driver and the Ray processes it started
-        proc.communicate()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(killed.pid, signal.SIGKILL)  # whatever of its session is left
+    assert killed.returncode == -signal.SIGKILL, err.decode()[-2000:]
     before = Manifest.load(out / "manifest.parquet")
     done = [k for k, r in before.rows.items() if r["status"] == "done"]
-    assert 1 <= len(done) < 8, "the driver was not killed part way"
+    assert len(done) == 2, "the driver was not killed where the test kills it"
     for folder in _visible_folders(out):  # every visible deck folder is complete
         assert json.loads((folder / "record.json").read_text())["deck_id"] == folder.name
     stamps = {k: (out / "decks" / k / "record.json").stat().st_mtime_ns for k in done}
