@@ -245,14 +245,27 @@ def test_on_leduc_the_first_iterates_are_the_scalar_forms(method):
     _matches_scalar(engine, solver, scalar_run(game, method, 3), method)
 
 
-@pytest.mark.parametrize("method", kernel.PREDICTIVE)
-def test_each_variant_converges_on_kuhn_faster_than_cfr_plus(method):
-    """Stated bounds at 1,000 iterations (measured: PCFR+ 2.4e-8, PDCFR+ 3e-13, SAPCFR+ 1.1e-8;
-    CFR+ 8.7e-5)."""
+def _kuhn_exploitability_at_1000(method: str) -> float:
     engine = Engine("kuhn")
     solver = make_solver(engine, CFRConfig(method=method))
     solver.iterate(1000)
-    assert evaluate(engine, solver.average_policy()).exploitability < 1e-7
+    return evaluate(engine, solver.average_policy()).exploitability
+
+
+@pytest.fixture(scope="module")
+def cfr_plus_on_kuhn() -> float:
+    """CFR+'s exploitability on Kuhn after 1,000 iterations (measured 8.7e-5)."""
+    return _kuhn_exploitability_at_1000("cfr+")
+
+
+@pytest.mark.parametrize("method", kernel.PREDICTIVE)
+def test_each_variant_converges_on_kuhn_faster_than_cfr_plus(method, cfr_plus_on_kuhn):
+    """At 1,000 iterations on Kuhn each predictive variant is at least 100 times closer to the
+    equilibrium than CFR+ run as long, and under a stated bound (measured: PCFR+ 2.4e-8, PDCFR+
+    3e-13, SAPCFR+ 1.1e-8; CFR+ 8.7e-5)."""
+    assert 1e-5 < cfr_plus_on_kuhn < 1e-3  # CFR+ itself ran, and is where it is
+    mine = _kuhn_exploitability_at_1000(method)
+    assert mine < cfr_plus_on_kuhn / 100 and mine < 1e-7, (mine, cfr_plus_on_kuhn)
 
 
 def test_the_update_rules_and_their_defaults():
