@@ -38,7 +38,7 @@ from pasur.hidden.belief import (
     opponent_steps,
     replay,
 )
-from pasur.hidden.epochs import end_epoch, keep_run_spec, resume, split_by_game
+from pasur.hidden.epochs import end_epoch, keep_run_spec, resume, run_epochs, split_by_game
 from pasur.hidden.game import HiddenGame
 from pasur.hidden.gamechunks import load_games, play_in_chunks
 
@@ -153,23 +153,21 @@ def train(
     net = BeliefNet(hidden).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
     state, g = resume(checkpoint, net, opt, seed, len(tr))
-    for epoch in range(state["epoch"], epochs):
-        t0 = time.perf_counter()
-        net.train()
-        order = tr[torch.randperm(len(tr), generator=g).numpy()]
-        for lo in range(0, len(order), 1024):
-            x, gg, m, n, h = (v.to(dev) for v in batch(data, order[lo : lo + 1024]))
-            loss = -hand_log_likelihood(net(x, gg), m, n, h).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+
+    def batch_loss(rows: np.ndarray) -> torch.Tensor:
+        x, gg, m, n, h = (v.to(dev) for v in batch(data, rows))
+        return -hand_log_likelihood(net(x, gg), m, n, h).mean()
+
+    def held_out(epoch: int, started: float) -> None:
         net.eval()
         va_nll = mean_nll(net.cpu(), data, va)
         net.to(dev)
-        row = {"epoch": epoch + 1, "val_nll": round(va_nll, 5)}
-        end_epoch(state, row, va_nll, "val_nll", net, opt, checkpoint, time.perf_counter() - t0)
+        row = {"epoch": epoch, "val_nll": round(va_nll, 5)}
+        end_epoch(state, row, va_nll, "val_nll", net, opt, checkpoint, time.perf_counter() - started)
         if on_epoch is not None:
-            on_epoch(epoch + 1, row)
+            on_epoch(epoch, row)
+
+    run_epochs(net, opt, tr, g, epochs, 1024, batch_loss, start=state["epoch"], after_epoch=held_out)
     best = BeliefNet(hidden)
     best.load_state_dict(state["best_state"])
     report = {

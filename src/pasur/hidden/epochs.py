@@ -1,5 +1,7 @@
-"""What the networks trained on played games share: the held-out split by game and a resumable
-run of epochs (:mod:`pasur.hidden.belief_train`, :mod:`pasur.hidden.policy_train`).
+"""What the networks of the hidden game share in training: the loop of epochs and batches
+(:func:`run_epochs`: the belief and policy-value networks, :mod:`pasur.hidden.belief_train` and
+:mod:`pasur.hidden.policy_train`, and the boundary value, :mod:`pasur.hidden.train`), and for
+those trained on played games the held-out split by game and a resumable run of epochs.
 
 A tenth of the games (at least one), chosen by ``seed``, is held out: positions of one game never
 sit on both sides. A run resumes from its checkpoint (the network, the optimizer and the state of
@@ -9,6 +11,8 @@ uninterrupted one see the same batches.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +25,44 @@ def split_by_game(game: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     held = set(np.random.default_rng(seed).permutation(games)[: max(1, len(games) // 10)].tolist())
     is_held = np.array([g in held for g in game])
     return np.flatnonzero(~is_held), np.flatnonzero(is_held)
+
+
+def run_epochs(
+    net: torch.nn.Module,
+    opt: torch.optim.Optimizer,
+    train_idx: np.ndarray | torch.Tensor,
+    generator: torch.Generator,
+    epochs: int,
+    batch_size: int,
+    batch_loss: Callable[[np.ndarray | torch.Tensor], torch.Tensor],
+    *,
+    start: int = 0,
+    before_epoch: Callable[[int], None] | None = None,
+    after_batch: Callable[[int, int], None] | None = None,
+    after_epoch: Callable[[int, float], None] | None = None,
+) -> None:
+    """The training loop: epochs ``start`` to ``epochs``, each over ``train_idx`` shuffled by
+    ``generator`` (so a resumed run sees the shuffles an uninterrupted one would), one step of
+    ``opt`` per batch of ``batch_size`` on ``batch_loss(indices)``. Hooks: ``before_epoch(epoch)``
+    (from 0, before the network is put in training mode), ``after_batch(done, total)`` (positions
+    of the epoch done) and ``after_epoch(epoch, started)`` (from 1; ``started``, the epoch's start
+    on :func:`time.perf_counter`)."""
+    for epoch in range(start, epochs):
+        t0 = time.perf_counter()
+        if before_epoch is not None:
+            before_epoch(epoch)
+        net.train()
+        perm = torch.randperm(len(train_idx), generator=generator)
+        order = train_idx[perm.numpy()] if isinstance(train_idx, np.ndarray) else train_idx[perm]
+        for lo in range(0, len(order), batch_size):
+            loss = batch_loss(order[lo : lo + batch_size])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if after_batch is not None:
+                after_batch(min(lo + batch_size, len(order)), len(order))
+        if after_epoch is not None:
+            after_epoch(epoch + 1, t0)
 
 
 def resume(

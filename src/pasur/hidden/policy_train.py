@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from pasur.game.cards import Deck
-from pasur.hidden.epochs import end_epoch, keep_run_spec, resume, split_by_game
+from pasur.hidden.epochs import end_epoch, keep_run_spec, resume, run_epochs, split_by_game
 from pasur.hidden.game import HiddenGame
 from pasur.hidden.gamechunks import CHUNK, load_games, play_in_chunks
 from pasur.hidden.policy import ACTION_IN, SCALE, STATE_IN, PolicyModel, PolicyNet, expand, features, group_log_softmax
@@ -267,33 +267,33 @@ def train(
         net = PolicyNet(hidden).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
     state, g = resume(checkpoint, net, opt, seed, len(tr))
-    for epoch in range(state["epoch"], epochs):
-        t0 = time.perf_counter()
+    run: dict[str, float] = {}  # the epoch's training sums
+
+    def schedule(epoch: int) -> None:
         for group in opt.param_groups:  # a cosine schedule over the epochs asked for (resuming with more goes on)
             group["lr"] = lr * 0.5 * (1 + math.cos(math.pi * epoch / epochs))
-        net.train()
-        order = tr[torch.randperm(len(tr), generator=g).numpy()]
-        run = {"ce": 0.0, "value": 0.0, "q": 0.0, "searched": 0.0, "n": 0.0}
-        for lo in range(0, len(order), batch_size):
-            out = losses(net, batch(data, order[lo : lo + batch_size], temperature), dev)
-            m = max(1.0, float(out["searched"]))
-            loss = out["ce"] / m + value_weight * out["value"] / float(out["n"]) + out["q"] / m
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            for k in run:
-                run[k] += float(out[k].detach())
-            if on_batch is not None:
-                on_batch(min(lo + batch_size, len(order)), len(order))
+        run.update({"ce": 0.0, "value": 0.0, "q": 0.0, "searched": 0.0, "n": 0.0})
+
+    def batch_loss(rows: np.ndarray) -> torch.Tensor:
+        out = losses(net, batch(data, rows, temperature), dev)
+        m = max(1.0, float(out["searched"]))
+        for k in run:
+            run[k] += float(out[k].detach())
+        return out["ce"] / m + value_weight * out["value"] / float(out["n"]) + out["q"] / m
+
+    def held_out(epoch: int, started: float) -> None:
         held = evaluate(net, data, va, device=dev, temperature=temperature)
         score = held["ce"]
-        row = {"epoch": epoch + 1, "train_ce": round(run["ce"] / max(1.0, run["searched"]), 5),
+        row = {"epoch": epoch, "train_ce": round(run["ce"] / max(1.0, run["searched"]), 5),
                "train_value": round(run["value"] / max(1.0, run["n"]), 5),
                "train_q": round(run["q"] / max(1.0, run["searched"]), 5), **{f"val_{k}": v for k, v in held.items()},
                "score": round(score, 5)}  # fmt: skip
-        end_epoch(state, row, score, "score", net, opt, checkpoint, time.perf_counter() - t0)
+        end_epoch(state, row, score, "score", net, opt, checkpoint, time.perf_counter() - started)
         if on_epoch is not None:
-            on_epoch(epoch + 1, row)
+            on_epoch(epoch, row)
+
+    run_epochs(net, opt, tr, g, epochs, batch_size, batch_loss, start=state["epoch"], before_epoch=schedule,
+               after_batch=on_batch, after_epoch=held_out)  # fmt: skip
     best = PolicyNet(hidden, net.action_hidden)
     best.load_state_dict(state["best_state"])
     report = {

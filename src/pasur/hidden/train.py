@@ -25,6 +25,7 @@ from torch import nn
 from pasur.game.cards import Deck
 from pasur.game.state import FINAL_ROUND, GameState
 from pasur.hidden.boundary import BoundaryNet, LearnedBoundary, features
+from pasur.hidden.epochs import run_epochs
 from pasur.hidden.game import HiddenGame
 from pasur.hidden.roundsolve import Roots, solve_round
 from pasur.solve.tree import normalize_clubs
@@ -107,14 +108,7 @@ def fit(net: nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: int, seed: int
     n_val = max(1, len(x) // 10)
     val, tr = perm[:n_val], perm[n_val:]
     opt = torch.optim.Adam(net.parameters(), lr=1e-3, weight_decay=1e-5)
-    for _ in range(epochs):
-        order = tr[torch.randperm(len(tr), generator=g)]
-        for lo in range(0, len(order), 256):
-            b = order[lo : lo + 256]
-            opt.zero_grad()
-            loss = nn.functional.mse_loss(net(x[b]).squeeze(1), y[b])
-            loss.backward()
-            opt.step()
+    run_epochs(net, opt, tr, g, epochs, 256, lambda b: nn.functional.mse_loss(net(x[b]).squeeze(1), y[b]))
     with torch.no_grad():
         rmse = float(nn.functional.mse_loss(net(x[val]).squeeze(1), y[val]).sqrt())
         base = float((y[val] - y[tr].mean()).pow(2).mean().sqrt())
