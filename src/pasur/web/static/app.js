@@ -268,6 +268,7 @@ function render() {
     item(t("board.to_deal"), h.cards_to_deal, "to-deal"),
   );
   if (!tableMode()) sb.append(item(t("board.level"), levelName(view.level)));
+  else sb.append(item(t("board.hints"), t(view.hints ? "board.hints_on" : "board.hints_off"), "hints-shown")); // the same for both players
   if (m.target !== null) {
     const score = t("board.match_score", { you: m.totals.you, opp: opp("short"), ai: m.totals.ai, target: m.target });
     sb.append(item(t("board.hand"), view.hand_number), item(t("board.match"), score, "totals"));
@@ -305,7 +306,8 @@ function render() {
   renderChoices(myTurn);
   $("controls").hidden = view.status !== "playing";
   $("hint").disabled = !myTurn;
-  $("hint").hidden = tableMode() || Boolean(view.rated); // no hints at a rated table (nor at any table yet)
+  // what the server allows: at a table, only where no other person plays (view.hints); never at a rated one
+  $("hint").hidden = tableMode() ? !view.hints : Boolean(view.rated);
   const hist = $("history");
   hist.replaceChildren();
   for (const mv of h.history) {
@@ -416,7 +418,7 @@ async function showHint() {
   busy = true;
   $("hint").textContent = t("table.thinking");
   try {
-    const data = await api("GET", `/api/games/${game.id}/hint`);
+    const data = await api("GET", `${gamePath()}/hint`);
     const box = $("hint-box");
     const table = el("table");
     const head = el("tr");

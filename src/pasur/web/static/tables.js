@@ -181,6 +181,7 @@ const Tables = (() => {
       shownOver = overKey;
       if (data.rated && data.status === "over") Players.refresh(); // the match is rated: the new rating
       if (data.result && data.result.timeout) say(t(data.result.timeout === "you" ? "table.timeout_you" : "table.timeout_them"));
+      if (data.result && data.result.abandoned) say(t(data.result.abandoned === "you" ? "table.abandoned_you" : "table.abandoned_them"));
     }
   }
 
