@@ -263,5 +263,6 @@ async def _receive(ws: WebSocket) -> Any:
 
 
 async def _close(ws: WebSocket, code: int) -> None:
+    """Close ``ws``, however it fails (gone, or stuck: given :data:`SEND_TIMEOUT` seconds)."""
     with contextlib.suppress(Exception):
-        await ws.close(code)
+        await asyncio.wait_for(ws.close(code), SEND_TIMEOUT)
