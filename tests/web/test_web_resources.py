@@ -162,3 +162,21 @@ def test_one_token_keeps_at_most_four_sockets_and_an_idle_one_is_closed(make_cli
         with pytest.raises(WebSocketDisconnect):
             while True:  # the updates it may get first, then the close
                 quiet.ws.receive_json()
+
+
+def test_a_socket_that_never_says_hello_is_closed(make_client):
+    """Issue 46, item 2: a socket that never says hello does not stay open (the server waits
+    ``hello_timeout`` seconds: 30, here shortened)."""
+    from starlette.websockets import WebSocketDisconnect
+    from test_web_tables import open_table, running
+
+    with running(make_client) as client:
+        client.app.state.hub.hello_timeout = 0.05
+        a, _, _ = open_table(client)
+        with (
+            client.websocket_connect(f"/api/tables/{a.table_id}/live") as ws,
+            pytest.raises(WebSocketDisconnect) as closed,
+        ):
+            ws.receive_json()
+        assert closed.value.code == 1008
+        assert client.app.state.hub.connected(a.table_id, 0) == 0
