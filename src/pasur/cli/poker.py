@@ -233,67 +233,71 @@ def info(
         typer.echo(f"  OpenSpiel: {g.openspiel}")
 
 
+_MethodOpt = Annotated[str, typer.Option("--method", help=_METHOD_HELP)]
+_IterationsOpt = Annotated[
+    int | None, typer.Option("--iterations", min=1, max=100_000_000, help="Iterations (with a target: the cap).")
+]
+_TargetOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--target-exploitability",
+        help=(
+            "Stop once exploitability (chips per game) is at most this; exploitability = NashConv / 2, "
+            "the mean of both players' best-response gains, as in OpenSpiel and pasur solve "
+            "(docs/conventions.md)."
+        ),
+    ),
+]
+_CheckEveryOpt = Annotated[
+    int,
+    typer.Option(
+        "--check-every", min=1, max=10_000_000, help="Measure exploitability (NashConv / 2) every K iterations."
+    ),
+]
+_UpdatesOpt = Annotated[str, typer.Option("--updates", help="alternating (OpenSpiel's) or simultaneous.")]
+_AlphaOpt = Annotated[
+    float | None,
+    typer.Option("--alpha", help=f"DCFR, PDCFR+: positive regret discount exponent {ALPHA_DEFAULTS}."),
+]
+_BetaOpt = Annotated[float, typer.Option("--beta", help="DCFR: negative regret discount exponent.")]
+_GammaOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--gamma",
+        help="DCFR and the predictive variants: the average's weight t^gamma; hs-dcfr, hs-pcfr+: its start "
+        f"({regret.HS_GAMMA0:g}).",
+    ),
+]
+_MemoryLimitOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--memory-limit",
+        help="GiB the solve may take (default: 90 % of what the device has free); a larger estimate is refused.",
+    ),
+]
+_SolveOutOpt = Annotated[
+    Path | None,
+    typer.Option("--out", help="Folder for strategy.parquet, summary.json, trace.parquet, convergence.png."),
+]
+
+
 @command(poker_app)
 def solve(
     game: GameOpt,
-    method: Annotated[
-        str,
-        typer.Option(
-            "--method",
-            help=_METHOD_HELP,
-        ),
-    ] = "cfr+",
-    iterations: Annotated[
-        int | None, typer.Option("--iterations", min=1, max=100_000_000, help="Iterations (with a target: the cap).")
-    ] = None,
-    target_exploitability: Annotated[
-        float | None,
-        typer.Option(
-            "--target-exploitability",
-            help=(
-                "Stop once exploitability (chips per game) is at most this; exploitability = NashConv / 2, "
-                "the mean of both players' best-response gains, as in OpenSpiel and pasur solve "
-                "(docs/conventions.md)."
-            ),
-        ),
-    ] = None,
-    check_every: Annotated[
-        int,
-        typer.Option(
-            "--check-every", min=1, max=10_000_000, help="Measure exploitability (NashConv / 2) every K iterations."
-        ),
-    ] = 100,
-    updates: Annotated[
-        str, typer.Option("--updates", help="alternating (OpenSpiel's) or simultaneous.")
-    ] = "alternating",
-    alpha: Annotated[
-        float | None,
-        typer.Option("--alpha", help=f"DCFR, PDCFR+: positive regret discount exponent {ALPHA_DEFAULTS}."),
-    ] = None,
-    beta: Annotated[float, typer.Option("--beta", help="DCFR: negative regret discount exponent.")] = 0.0,
-    gamma: Annotated[
-        float | None,
-        typer.Option(
-            "--gamma",
-            help="DCFR and the predictive variants: the average's weight t^gamma; hs-dcfr, hs-pcfr+: its start "
-            f"({regret.HS_GAMMA0:g}).",
-        ),
-    ] = None,
+    method: _MethodOpt = "cfr+",
+    iterations: _IterationsOpt = None,
+    target_exploitability: _TargetOpt = None,
+    check_every: _CheckEveryOpt = 100,
+    updates: _UpdatesOpt = "alternating",
+    alpha: _AlphaOpt = None,
+    beta: _BetaOpt = 0.0,
+    gamma: _GammaOpt = None,
     abstraction: AbstractionOpt = None,
     iso: IsoOpt = None,
     device: DeviceOpt = None,
     dtype: DtypeOpt = "float64",
-    memory_limit: Annotated[
-        float | None,
-        typer.Option(
-            "--memory-limit",
-            help="GiB the solve may take (default: 90 % of what the device has free); a larger estimate is refused.",
-        ),
-    ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option("--out", help="Folder for strategy.parquet, summary.json, trace.parquet, convergence.png."),
-    ] = None,
+    memory_limit: _MemoryLimitOpt = None,
+    out: _SolveOutOpt = None,
     overwrite: OverwriteOpt = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -301,8 +305,6 @@ def solve(
     """Solve a game with a CFR variant; report the average strategy's value, NashConv and
     exploitability = NashConv / 2 (exact best responses in the real game; chips per game and
     mb/g, 1000 x chips / the game's big blind: docs/conventions.md)."""
-    from pasur.common.outputs import check_output_dir
-    from pasur.poker.run import solve as run
     from pasur.poker.solvers import CFRConfig
 
     g = _game(game)
@@ -310,49 +312,10 @@ def solve(
     cfg = CFRConfig(
         method=method, updates=updates, alpha=alpha, beta=beta, gamma=gamma, horizon=iterations if scheduled else None
     )
-    takes = regret.PARAMETER_METHODS
-    refuse_unless(method in takes["alpha"], ["alpha"], f"to --method {' or '.join(takes['alpha'])}")
-    refuse_unless(method in takes["beta"], ["beta"], f"to --method {' or '.join(takes['beta'])}")
-    refuse_unless(method in takes["gamma"], ["gamma"], "to --method dcfr, the predictive and the scheduled ones")
-    refuse_unless(out is not None, ["overwrite"], "with --out")
-    if iterations is None and target_exploitability is None:
-        raise PasurInputError("give --iterations N, --target-exploitability E, or both")
-    if target_exploitability is not None and not (target_exploitability > 0 and math.isfinite(target_exploitability)):
-        raise PasurInputError(f"--target-exploitability must be a positive number, got {target_exploitability}")
-    if out is not None:
-        check_output_dir(out, overwrite=overwrite)
-    if memory_limit is not None and not (memory_limit > 0 and math.isfinite(memory_limit)):
-        raise PasurInputError(f"--memory-limit must be a positive number of GiB, got {memory_limit}")
-    itemsize = 8 if dtype == "float64" else 4
-    iso_used = _iso_default(g) if iso is None else iso
-    # lossless: the estimate needs only the game, so a solve that cannot fit is refused before the
-    # engine's tables are built (on Numeral211 they alone take gigabytes)
-    limit = _memory_limit(memory_limit, device)
-    if abstraction is None:
-        _refuse_unless_fits(g, iso_used, None, itemsize, limit, memory_limit is not None)
-    engine = _engine(g, iso, device, dtype)
-    keying = _keying(engine, abstraction)
-    if keying is not None:
-        _refuse_unless_fits(g, engine.iso, keying.n_keys, itemsize, limit, memory_limit is not None, abstraction)
+    _check_solve(method, iterations, target_exploitability, out, overwrite, memory_limit)
+    engine, keying = _solve_engine(g, iso, device, dtype, abstraction, memory_limit)
     cap = iterations if iterations is not None else 100_000
-    with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
-        task = progress.add_task(f"{method} on {g.name}", total=cap)
-
-        def on_check(done: int, expl: float | None) -> None:
-            if expl is None:  # an iteration done, no measure yet
-                progress.update(task, completed=done)
-                return
-            progress.update(task, completed=done, description=f"{method} on {g.name}: exploitability {expl:.3e}")
-
-        result = run(
-            engine,
-            cfg,
-            iterations=cap,
-            target_exploitability=target_exploitability,
-            check_every=check_every,
-            keying=keying,
-            progress=on_check,
-        )
+    result = _run_solve(engine, cfg, f"{method} on {g.name}", cap, target_exploitability, check_every, keying, quiet)
     summary = {
         **result.summary(),
         "big_blind": g.blind,
@@ -381,6 +344,73 @@ def solve(
     if out is not None:
         extra = ", policy.openspiel.json" if g.openspiel and not engine.iso and keying is None else ""
         typer.echo(f"wrote {out}/strategy.parquet, summary.json, trace.parquet, convergence.png{extra}")
+
+
+def _check_solve(
+    method: str,
+    iterations: int | None,
+    target_exploitability: float | None,
+    out: Path | None,
+    overwrite: bool,
+    memory_limit: float | None,
+) -> None:
+    """Refuse the options of ``poker solve`` that do not apply to ``method`` or are out of range,
+    and an output folder that cannot be written, before any work."""
+    from pasur.common.outputs import check_output_dir
+
+    takes = regret.PARAMETER_METHODS
+    refuse_unless(method in takes["alpha"], ["alpha"], f"to --method {' or '.join(takes['alpha'])}")
+    refuse_unless(method in takes["beta"], ["beta"], f"to --method {' or '.join(takes['beta'])}")
+    refuse_unless(method in takes["gamma"], ["gamma"], "to --method dcfr, the predictive and the scheduled ones")
+    refuse_unless(out is not None, ["overwrite"], "with --out")
+    if iterations is None and target_exploitability is None:
+        raise PasurInputError("give --iterations N, --target-exploitability E, or both")
+    if target_exploitability is not None and not (target_exploitability > 0 and math.isfinite(target_exploitability)):
+        raise PasurInputError(f"--target-exploitability must be a positive number, got {target_exploitability}")
+    if out is not None:
+        check_output_dir(out, overwrite=overwrite)
+    if memory_limit is not None and not (memory_limit > 0 and math.isfinite(memory_limit)):
+        raise PasurInputError(f"--memory-limit must be a positive number of GiB, got {memory_limit}")
+
+
+def _solve_engine(g, iso: bool | None, device: str | None, dtype: str, abstraction: str | None, memory_limit):
+    """The engine and keying of a solve, each refused first if its solve would not fit in memory."""
+    itemsize = 8 if dtype == "float64" else 4
+    iso_used = _iso_default(g) if iso is None else iso
+    # lossless: the estimate needs only the game, so a solve that cannot fit is refused before the
+    # engine's tables are built (on Numeral211 they alone take gigabytes)
+    limit = _memory_limit(memory_limit, device)
+    if abstraction is None:
+        _refuse_unless_fits(g, iso_used, None, itemsize, limit, memory_limit is not None)
+    engine = _engine(g, iso, device, dtype)
+    keying = _keying(engine, abstraction)
+    if keying is not None:
+        _refuse_unless_fits(g, engine.iso, keying.n_keys, itemsize, limit, memory_limit is not None, abstraction)
+    return engine, keying
+
+
+def _run_solve(engine, cfg, label: str, cap: int, target: float | None, check_every: int, keying, quiet: bool):
+    """The solve (:func:`pasur.poker.run.solve`) with a progress bar of its iterations and last measure."""
+    from pasur.poker.run import solve as run
+
+    with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
+        task = progress.add_task(label, total=cap)
+
+        def on_check(done: int, expl: float | None) -> None:
+            if expl is None:  # an iteration done, no measure yet
+                progress.update(task, completed=done)
+                return
+            progress.update(task, completed=done, description=f"{label}: exploitability {expl:.3e}")
+
+        return run(
+            engine,
+            cfg,
+            iterations=cap,
+            target_exploitability=target,
+            check_every=check_every,
+            keying=keying,
+            progress=on_check,
+        )
 
 
 def _write_outputs(out: Path, overwrite: bool, engine, result, summary: dict) -> None:
@@ -467,6 +497,65 @@ def evaluate_file(
     )
 
 
+_ExpWorkersOpt = Annotated[
+    int,
+    typer.Option(
+        "--workers", min=1, max=4096, help="Methods or runs at once (worker processes, or the CPUs of a local Ray)."
+    ),
+]
+_ExpEngineOpt = Annotated[
+    str,
+    typer.Option(
+        "--engine",
+        help="local (in turn, or --workers processes) or ray (each method a Ray task: Ray here, or the cluster "
+        "at --address, with --out on a filesystem every node mounts).",
+    ),
+]
+_ExpSampleSeedOpt = Annotated[int, typer.Option("--sample-seed", min=0, help="Seed of everything sampled.")]
+_ExpConfigsOpt = Annotated[
+    int | None,
+    typer.Option("--configs", help="figure5: configurations per baseline family, 1 to 3 (default 3)."),
+]
+_ExpClassesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--classes",
+        help="figure5: the class space, iso (suit-isomorphism classes, default) or strength (the paper's "
+        "classes of equal hand strength, 100 / 2,250 / 3,957 on numeral211).",
+    ),
+]
+_ExpDtypeOpt = Annotated[
+    str | None,
+    typer.Option("--dtype", help="lossless: float32 (default; half the memory) or float64 (the core's iterates)."),
+]
+_ExpUpdatesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--updates",
+        help="lossless: alternating (default; player 0's rows, then player 1's) or simultaneous (both players "
+        "from one traversal, as vanilla CFR and Figure 5 run).",
+    ),
+]
+_ExpPhiOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--phi",
+        help="figure5: Embedding CFR's Phi, handnet (HandEbdNet's, the paper's; default) or BASELINE:softTAU, "
+        "a soft assignment around a baseline's buckets (e.g. krwemd-1:soft0.3; ehs-N or krwemd-N).",
+    ),
+]
+_ExpMethodsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--methods",
+        help="bufp-convergence, bufp-total: the methods, comma-separated (default cfr,bufp-x,bufp-ef,xfp; "
+        "also bufp-authors, bufp-authors-c10: BUFP as its authors' code runs it); bufp-crossplay: the same "
+        "names (default cfr,bufp-ef,bufp-x; cfr and bufp-ef required); lossless: CFR methods (default dcfr; "
+        f"{', '.join((*regret.METHODS, *regret.PREDICTIVE))}).",
+    ),
+]
+
+
 @command(poker_app)
 def experiment(
     name: Annotated[
@@ -475,65 +564,17 @@ def experiment(
     game: GameOpt = "",
     iterations: Annotated[int, typer.Option("--iterations", min=1, max=10_000_000, help="Iterations to run.")] = 1000,
     out: Annotated[Path | None, typer.Option("--out", help="Folder of the outputs (created; rerun to resume).")] = None,
-    workers: Annotated[
-        int,
-        typer.Option(
-            "--workers", min=1, max=4096, help="Methods or runs at once (worker processes, or the CPUs of a local Ray)."
-        ),
-    ] = 1,
-    engine: Annotated[
-        str,
-        typer.Option(
-            "--engine",
-            help="local (in turn, or --workers processes) or ray (each method a Ray task: Ray here, or the cluster "
-            "at --address, with --out on a filesystem every node mounts).",
-        ),
-    ] = "local",
+    workers: _ExpWorkersOpt = 1,
+    engine: _ExpEngineOpt = "local",
     address: AddressOpt = None,
-    sample_seed: Annotated[int, typer.Option("--sample-seed", min=0, help="Seed of everything sampled.")] = 0,
-    configs: Annotated[
-        int | None,
-        typer.Option("--configs", help="figure5: configurations per baseline family, 1 to 3 (default 3)."),
-    ] = None,
-    classes: Annotated[
-        str | None,
-        typer.Option(
-            "--classes",
-            help="figure5: the class space, iso (suit-isomorphism classes, default) or strength (the paper's "
-            "classes of equal hand strength, 100 / 2,250 / 3,957 on numeral211).",
-        ),
-    ] = None,
-    dtype: Annotated[
-        str | None,
-        typer.Option("--dtype", help="lossless: float32 (default; half the memory) or float64 (the core's iterates)."),
-    ] = None,
-    updates: Annotated[
-        str | None,
-        typer.Option(
-            "--updates",
-            help="lossless: alternating (default; player 0's rows, then player 1's) or simultaneous (both players "
-            "from one traversal, as vanilla CFR and Figure 5 run).",
-        ),
-    ] = None,
-    phi: Annotated[
-        str | None,
-        typer.Option(
-            "--phi",
-            help="figure5: Embedding CFR's Phi, handnet (HandEbdNet's, the paper's; default) or BASELINE:softTAU, "
-            "a soft assignment around a baseline's buckets (e.g. krwemd-1:soft0.3; ehs-N or krwemd-N).",
-        ),
-    ] = None,
+    sample_seed: _ExpSampleSeedOpt = 0,
+    configs: _ExpConfigsOpt = None,
+    classes: _ExpClassesOpt = None,
+    dtype: _ExpDtypeOpt = None,
+    updates: _ExpUpdatesOpt = None,
+    phi: _ExpPhiOpt = None,
     device: DeviceOpt = None,
-    methods: Annotated[
-        str | None,
-        typer.Option(
-            "--methods",
-            help="bufp-convergence, bufp-total: the methods, comma-separated (default cfr,bufp-x,bufp-ef,xfp; "
-            "also bufp-authors, bufp-authors-c10: BUFP as its authors' code runs it); bufp-crossplay: the same "
-            "names (default cfr,bufp-ef,bufp-x; cfr and bufp-ef required); lossless: CFR methods (default dcfr; "
-            f"{', '.join((*regret.METHODS, *regret.PREDICTIVE))}).",
-        ),
-    ] = None,
+    methods: _ExpMethodsOpt = None,
     listing: Annotated[bool, typer.Option("--list", help="List the experiments and exit.")] = False,
     as_json: JsonOpt = False,
     quiet: QuietOpt = False,
