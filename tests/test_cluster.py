@@ -55,13 +55,15 @@ def _clean_env(**extra: str) -> dict[str, str]:
 
 
 def _node_command(head_port: int, temp_dir: str | None) -> list[str]:
+    """The head has no CPU and the worker node two: every task a driver sends the cluster runs on
+    the worker node, so the test can tell that the second node ran the work."""
     p = _free_ports(10)
     cmd = [
         str(RAY),
         "start",
         "--block",
         "--node-ip-address=127.0.0.1",
-        "--num-cpus=1",
+        f"--num-cpus={0 if temp_dir is not None else 2}",
         "--object-store-memory=80000000",
         "--disable-usage-stats",
         f"--node-manager-port={p[0]}",
@@ -120,13 +122,43 @@ def _stop(procs: list[subprocess.Popen], temp_dir: str) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+#: the worker node's ``sitecustomize``: every Python process of that node (its Ray workers among
+#: them) leaves a file named by its pid in MARKS, and one named ``PID-MODULE`` when it imports
+#: one of pasur's task modules (a task of the sweep or the arena ran in it)
+_MARKER = """
+import os, sys
+MARKS = {marks!r}
+open(os.path.join(MARKS, str(os.getpid())), "w").close()
+
+class _Noted:
+    def find_spec(self, name, path=None, target=None):
+        if name in ("pasur.study.sweep", "pasur.hidden.arena"):
+            open(os.path.join(MARKS, f"{{os.getpid()}}-{{name}}"), "w").close()
+        return None
+
+sys.meta_path.insert(0, _Noted())
+"""
+
+
+def _marking_env(env: dict[str, str], temp_dir: str) -> tuple[dict[str, str], Path]:
+    """The worker node's environment, with :data:`_MARKER` as its ``sitecustomize``, and the
+    folder its marks go to."""
+    site, marks = Path(temp_dir) / "site", Path(temp_dir) / "marks"
+    site.mkdir()
+    marks.mkdir()
+    (site / "sitecustomize.py").write_text(_MARKER.format(marks=str(marks)))
+    return {**env, "PYTHONPATH": os.pathsep.join([str(site), env["PYTHONPATH"]])}, marks
+
+
 @contextlib.contextmanager
-def loopback_cluster(token: str) -> Iterator[tuple[str, dict[str, str], str]]:
-    """A head and one worker node on 127.0.0.1 (one CPU each), token authentication on with
-    ``token``; yields the head's address, the environment a driver needs to join it, and the
-    nodes' temporary folder (every process of the nodes names it)."""
+def loopback_cluster(token: str) -> Iterator[tuple[str, dict[str, str], str, Path]]:
+    """A head (no CPU) and one worker node (two CPUs) on 127.0.0.1, token authentication on with
+    ``token``; yields the head's address, the environment a driver needs to join it, the nodes'
+    temporary folder (every process of the nodes names it) and the folder where the worker node's
+    processes leave their marks (:data:`_MARKER`)."""
     temp_dir = tempfile.mkdtemp(prefix="pasur-ray-", dir="/tmp")  # short: Ray's socket paths live under it
     env = _clean_env(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=token)
+    worker_env, marks = _marking_env(env, temp_dir)
     [port] = _free_ports(1)
     procs: list[subprocess.Popen] = []
     try:
@@ -148,14 +180,18 @@ def loopback_cluster(token: str) -> Iterator[tuple[str, dict[str, str], str]]:
             with log.open("wb") as f:
                 procs.append(
                     subprocess.Popen(
-                        _node_command(port, None), env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True
+                        _node_command(port, None),
+                        env=worker_env,
+                        stdout=f,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,
                     )
                 )
             nodes, cpus = _wait_nodes(address, env, 2, procs[-1], end)
             if nodes == 2 or procs[-1].poll() is None:
                 break
         assert (nodes, cpus) == (2, 2.0), f"{nodes} node(s) alive; the worker node's log:\n{log.read_text()[-3000:]}"
-        yield address, env, temp_dir
+        yield address, env, temp_dir, marks
     finally:
         _stop(procs, temp_dir)
         shutil.rmtree(temp_dir, ignore_errors=True)
@@ -200,12 +236,14 @@ def _pasur(args: list[str], env: dict[str, str], timeout: float = 120) -> subpro
 
 def test_a_sweep_and_an_arena_join_a_two_node_cluster_with_token_authentication(tmp_path):
     """One test, one cluster (about 15 s to start, 5 s to stop): a sweep and an arena with
-    ``--address`` and the token, then two drivers that cannot join, each told what to do."""
+    ``--address`` and the token, run by the worker node's processes (the head has no CPU; the
+    worker node's processes mark themselves), then two drivers that cannot join, each told what
+    to do."""
     import pyarrow.parquet as pq
 
     from pasur.hidden.arena import play_pair
 
-    with loopback_cluster(secrets.token_hex(32)) as (address, env, temp_dir):
+    with loopback_cluster(secrets.token_hex(32)) as (address, env, temp_dir, marks):
         assert len(_processes_naming(temp_dir)) >= 4  # two nodes: ray start, gcs, raylets, ...
         r = _pasur(
             [
@@ -218,6 +256,9 @@ def test_a_sweep_and_an_arena_join_a_two_node_cluster_with_token_authentication(
         assert "2 of 2 decks done, 0 failed" in r.stdout, r.stdout
         rows = pq.read_table(tmp_path / "sweep" / "manifest.parquet").to_pylist()
         assert [row["status"] for row in rows] == ["done", "done"]
+        # each deck ran in a process of the worker node, which imported the sweep's task module
+        ran = {int(row["worker"].removeprefix("pid ")) for row in rows}
+        assert all((marks / f"{pid}-pasur.study.sweep").exists() for pid in ran), (ran, sorted(os.listdir(marks)))
 
         r = _pasur(
             [
@@ -230,6 +271,7 @@ def test_a_sweep_and_an_arena_join_a_two_node_cluster_with_token_authentication(
         [pair] = json.loads(r.stdout)["pairs"]
         here = play_pair("greedy", "random", deals=4, seed=3)
         assert (pair["deals"], pair["margin"], pair["win_rate"]) == (4, here["margin"], here["win_rate"])
+        assert any(m.name.endswith("-pasur.hidden.arena") for m in marks.iterdir()), sorted(os.listdir(marks))
 
         # Without RAY_AUTH_MODE=token Ray's own error is a bare ConnectionError naming this node's
         # address; with a wrong token, the same. The one line says what to do in each case.
