@@ -48,29 +48,36 @@ def _count(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
+_ArenaOutOpt = Annotated[Path, typer.Option("--out", help="Folder of the arena (created; rerun to resume or extend).")]
+_ArenaAgentsOpt = Annotated[
+    str | None, typer.Option("--agents", help=f"Comma-separated agents (needed without --plan): {AGENT_HELP}.")
+]
+_ArenaDealsOpt = Annotated[int, typer.Option("--deals", min=1, max=10_000_000, help="Duplicate deals per pair.")]
+_ArenaPairsOpt = Annotated[
+    str | None,
+    typer.Option("--pairs", help="Only these pairs, comma-separated A/B (default: every pair of --agents)."),
+]
+_ArenaChunkOpt = Annotated[
+    int, typer.Option("--chunk", min=1, max=100_000, help="Deals per task (played in lockstep).")
+]
+_ArenaWorkersOpt = Annotated[
+    int | None, typer.Option("--workers", min=1, max=4096, help="Tasks at once (default: CPUs).")
+]
+_ArenaEngineOpt = Annotated[str, typer.Option("--engine", help="ray, or inline: one task at a time in this process.")]
+
+
 @command(app)
 def arena(
-    out: Annotated[Path, typer.Option("--out", help="Folder of the arena (created; rerun to resume or extend).")],
-    agents: Annotated[
-        str | None, typer.Option("--agents", help=f"Comma-separated agents (needed without --plan): {AGENT_HELP}.")
-    ] = None,
+    out: _ArenaOutOpt,
+    agents: _ArenaAgentsOpt = None,
     plan: PlanOpt = None,
-    deals: Annotated[int, typer.Option("--deals", min=1, max=10_000_000, help="Duplicate deals per pair.")] = 500,
+    deals: _ArenaDealsOpt = 500,
     seed: DeckSeedOpt = 0,
-    pairs: Annotated[
-        str | None,
-        typer.Option("--pairs", help="Only these pairs, comma-separated A/B (default: every pair of --agents)."),
-    ] = None,
+    pairs: _ArenaPairsOpt = None,
     sample_seed: SampleSeedOpt = 0,
-    chunk: Annotated[
-        int, typer.Option("--chunk", min=1, max=100_000, help="Deals per task (played in lockstep).")
-    ] = 25,
-    workers: Annotated[
-        int | None, typer.Option("--workers", min=1, max=4096, help="Tasks at once (default: CPUs).")
-    ] = None,
-    engine: Annotated[
-        str, typer.Option("--engine", help="ray, or inline: one task at a time in this process.")
-    ] = "ray",
+    chunk: _ArenaChunkOpt = 25,
+    workers: _ArenaWorkersOpt = None,
+    engine: _ArenaEngineOpt = "ray",
     address: AddressOpt = None,
     device: DeviceOpt = None,
     quiet: QuietOpt = False,
@@ -84,39 +91,11 @@ def arena(
 
     from pasur.common.console import progress_display
     from pasur.common.device import resolve_device
-    from pasur.hidden.arena import ArenaSpec, run_arena
+    from pasur.hidden.arena import run_arena
 
     dev = str(resolve_device(device or "cpu"))
-    record = None
-    if plan is not None:
-        conflicting = sorted(given(*PLAN_SETS))
-        if conflicting:
-            opts = ", ".join("--" + n.replace("_", "-") for n in conflicting)
-            raise PasurInputError(
-                f"{opts}: the plan sets {'this' if len(conflicting) == 1 else 'these'}; drop with --plan"
-            )
-        from pasur.hidden.plan import load_plan
-
-        planned, record = load_plan(plan)
-        deals, seed, sample_seed, chunk = (planned[k] for k in ("deals", "seed", "sample_seed", "chunk"))
-        pairs_of = tuple((a, b) for a, b in planned["pairs"])
-        spec = ArenaSpec(tuple(planned["agents"]), pairs_of, deals, seed, sample_seed, chunk, dev)
-    else:
-        if agents is None:
-            raise PasurInputError("--agents is needed (or --plan PLAN.json)")
-        names = _names(agents, "--agents")
-        if len(names) < 2:
-            raise PasurInputError("--agents needs at least two agents, comma-separated")
-        if pairs is None:
-            spec = ArenaSpec.all_pairs(names, deals=deals, seed=seed, sample_seed=sample_seed, chunk=chunk, device=dev)
-        else:
-            chosen = []
-            for p in _names(pairs, "--pairs"):
-                ab = _names(p, "--pairs", "/")
-                if len(ab) != 2 or any(x not in names for x in ab):
-                    raise PasurInputError(f"--pairs: {p!r} is not A/B with A and B among --agents")
-                chosen.append((ab[0], ab[1]))
-            spec = ArenaSpec(tuple(names), tuple(chosen), deals, seed, sample_seed, chunk, dev)
+    spec, record = _arena_spec(plan, agents, pairs, deals, seed, sample_seed, chunk, dev)
+    deals, chunk = spec.deals, spec.chunk  # (a plan sets them)
     with progress_display(quiet or as_json, BarColumn(), MofNCompleteColumn()) as progress:
         task = progress.add_task("arena: chunks", total=None)
 
@@ -161,6 +140,53 @@ def arena(
     )
 
 
+def _arena_spec(
+    plan: Path | None,
+    agents: str | None,
+    pairs: str | None,
+    deals: int,
+    seed: int,
+    sample_seed: int,
+    chunk: int,
+    dev: str,
+):
+    """The arena's spec: the plan's (refusing the options it sets), or the agents and pairs given;
+    and the plan's record (None without one)."""
+    from pasur.hidden.arena import ArenaSpec
+
+    record = None
+    if plan is not None:
+        conflicting = sorted(given(*PLAN_SETS))
+        if conflicting:
+            opts = ", ".join("--" + n.replace("_", "-") for n in conflicting)
+            raise PasurInputError(
+                f"{opts}: the plan sets {'this' if len(conflicting) == 1 else 'these'}; drop with --plan"
+            )
+        from pasur.hidden.plan import load_plan
+
+        planned, record = load_plan(plan)
+        deals, seed, sample_seed, chunk = (planned[k] for k in ("deals", "seed", "sample_seed", "chunk"))
+        pairs_of = tuple((a, b) for a, b in planned["pairs"])
+        spec = ArenaSpec(tuple(planned["agents"]), pairs_of, deals, seed, sample_seed, chunk, dev)
+    else:
+        if agents is None:
+            raise PasurInputError("--agents is needed (or --plan PLAN.json)")
+        names = _names(agents, "--agents")
+        if len(names) < 2:
+            raise PasurInputError("--agents needs at least two agents, comma-separated")
+        if pairs is None:
+            spec = ArenaSpec.all_pairs(names, deals=deals, seed=seed, sample_seed=sample_seed, chunk=chunk, device=dev)
+        else:
+            chosen = []
+            for p in _names(pairs, "--pairs"):
+                ab = _names(p, "--pairs", "/")
+                if len(ab) != 2 or any(x not in names for x in ab):
+                    raise PasurInputError(f"--pairs: {p!r} is not A/B with A and B among --agents")
+                chosen.append((ab[0], ab[1]))
+            spec = ArenaSpec(tuple(names), tuple(chosen), deals, seed, sample_seed, chunk, dev)
+    return spec, record
+
+
 @command(app, name="arena-verify")
 def arena_verify(
     results: Annotated[Path, typer.Argument(help="The folder of a pre-registered arena run, or its results.json.")],
@@ -201,80 +227,93 @@ ONLY = {
 }
 
 
+_TrainOutOpt = Annotated[
+    Path,
+    typer.Option(
+        "--out", help="boundary: the weights file to write (.pt); belief, policy: a folder (rerun to resume)."
+    ),
+]
+_TrainNetworkOpt = Annotated[
+    str,
+    typer.Argument(
+        help="The network: boundary (the value at a deal's boundary), belief (the opponent's hand), "
+        "policy (a policy-value network that plays without search) or selfplay (the policy network "
+        "improved by self-play, the search as the improvement operator)."
+    ),
+]
+_TrainGamesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--games",
+        min=10,
+        max=10_000_000,
+        help="Games played (boundary: 12,000; belief: 1,600; policy: 8,000; selfplay: 2,000 per generation).",
+    ),
+]
+_TrainDealsOpt = Annotated[
+    int, typer.Option("--deals", min=1, max=100, help="boundary: random next deals per position.")
+]
+_TrainEpochsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--epochs", min=1, max=10_000, help="Training epochs (boundary: 40 per round; belief: 10; policy: 12)."
+    ),
+]
+_TrainSeedOpt = Annotated[
+    int,
+    typer.Option(
+        "--seed",
+        min=0,
+        help="belief, policy: the training games are the decks of seeds S..S+N-1 (default 0); selfplay: "
+        "generation g's games the decks of seeds S+(g-1)N on (default 200,000).",
+    ),
+]
+_TrainTestGamesOpt = Annotated[
+    int,
+    typer.Option("--test-games", min=10, max=100_000, help="belief: held-out games (decks of seeds 900,000 on)."),
+]
+_TrainSelfPlayOpt = Annotated[
+    int,
+    typer.Option(
+        "--self-play",
+        min=0,
+        max=1_000_000,
+        help="belief: games of the first model's belief agents, then a second model trained on all "
+        "(default 0: one model, the shipped weights; 400 gained nothing on the held-out games).",
+    ),
+]
+_TrainGenerationsOpt = Annotated[
+    int,
+    typer.Option("--generations", min=1, max=1000, help="selfplay: generations (rerun with more to go on)."),
+]
+_TrainGateDealsOpt = Annotated[
+    int,
+    typer.Option(
+        "--gate-deals",
+        min=10,
+        max=1_000_000,
+        help="selfplay: duplicate deals of each candidate against the incumbent (seeds 300,000 on).",
+    ),
+]
+_TrainStartOpt = Annotated[
+    Path | None,
+    typer.Option("--start", help="selfplay: the first incumbent's weights (default: the shipped policy)."),
+]
+
+
 @command(app, name="hidden-train")
 def hidden_train(
-    out: Annotated[
-        Path,
-        typer.Option(
-            "--out", help="boundary: the weights file to write (.pt); belief, policy: a folder (rerun to resume)."
-        ),
-    ],
-    network: Annotated[
-        str,
-        typer.Argument(
-            help="The network: boundary (the value at a deal's boundary), belief (the opponent's hand), "
-            "policy (a policy-value network that plays without search) or selfplay (the policy network "
-            "improved by self-play, the search as the improvement operator)."
-        ),
-    ] = "boundary",
-    games: Annotated[
-        int | None,
-        typer.Option(
-            "--games",
-            min=10,
-            max=10_000_000,
-            help="Games played (boundary: 12,000; belief: 1,600; policy: 8,000; selfplay: 2,000 per generation).",
-        ),
-    ] = None,
-    deals: Annotated[
-        int, typer.Option("--deals", min=1, max=100, help="boundary: random next deals per position.")
-    ] = 2,
-    epochs: Annotated[
-        int | None,
-        typer.Option(
-            "--epochs", min=1, max=10_000, help="Training epochs (boundary: 40 per round; belief: 10; policy: 12)."
-        ),
-    ] = None,
-    seed: Annotated[
-        int,
-        typer.Option(
-            "--seed",
-            min=0,
-            help="belief, policy: the training games are the decks of seeds S..S+N-1 (default 0); selfplay: "
-            "generation g's games the decks of seeds S+(g-1)N on (default 200,000).",
-        ),
-    ] = 0,
-    test_games: Annotated[
-        int,
-        typer.Option("--test-games", min=10, max=100_000, help="belief: held-out games (decks of seeds 900,000 on)."),
-    ] = 300,
-    self_play: Annotated[
-        int,
-        typer.Option(
-            "--self-play",
-            min=0,
-            max=1_000_000,
-            help="belief: games of the first model's belief agents, then a second model trained on all "
-            "(default 0: one model, the shipped weights; 400 gained nothing on the held-out games).",
-        ),
-    ] = 0,
-    generations: Annotated[
-        int,
-        typer.Option("--generations", min=1, max=1000, help="selfplay: generations (rerun with more to go on)."),
-    ] = 3,
-    gate_deals: Annotated[
-        int,
-        typer.Option(
-            "--gate-deals",
-            min=10,
-            max=1_000_000,
-            help="selfplay: duplicate deals of each candidate against the incumbent (seeds 300,000 on).",
-        ),
-    ] = 2000,
-    start: Annotated[
-        Path | None,
-        typer.Option("--start", help="selfplay: the first incumbent's weights (default: the shipped policy)."),
-    ] = None,
+    out: _TrainOutOpt,
+    network: _TrainNetworkOpt = "boundary",
+    games: _TrainGamesOpt = None,
+    deals: _TrainDealsOpt = 2,
+    epochs: _TrainEpochsOpt = None,
+    seed: _TrainSeedOpt = 0,
+    test_games: _TrainTestGamesOpt = 300,
+    self_play: _TrainSelfPlayOpt = 0,
+    generations: _TrainGenerationsOpt = 3,
+    gate_deals: _TrainGateDealsOpt = 2000,
+    start: _TrainStartOpt = None,
     sample_seed: SampleSeedOpt = 0,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
@@ -310,13 +349,16 @@ def hidden_train(
             out, games or 1600, test_games, epochs or 10, seed, sample_seed, self_play, device, quiet, as_json
         )
         return
+    _train_boundary(out, games or 12_000, deals, epochs or 40, sample_seed, overwrite, as_json)
+
+
+def _train_boundary(out: Path, games: int, deals: int, epochs: int, seed: int, overwrite: bool, as_json: bool) -> None:
+    """``hidden-train boundary``: fit the boundary value, write it with its card, report each round's fit."""
     from pasur.common.outputs import check_output_file
     from pasur.hidden.train import train_boundary
 
     path = check_output_file(out, overwrite=overwrite)
-    learned, report = train_boundary(
-        games or 12_000, deals, epochs or 40, seed=sample_seed, on_step=None if as_json else note
-    )
+    learned, report = train_boundary(games, deals, epochs, seed=seed, on_step=None if as_json else note)
     learned.save(path, report)
     if as_json:
         typer.echo(json.dumps({"out": str(path), **report}, indent=1))
