@@ -118,16 +118,22 @@ def foreign_files(folder: Path) -> list[str]:
     return [n for n in _visible_and_hidden(folder) if n not in owned]
 
 
+def _entries_of_folder(path: Path, option: str) -> list[str] | None:
+    """The entries of the output folder ``path`` (None when there is none yet), its parents made;
+    a file in its place is refused."""
+    if path.exists() and not path.is_dir():
+        raise PasurInputError(f"{option} {path} is a file, not a folder")
+    make_parents(path.absolute(), option)
+    return _visible_and_hidden(path) if path.is_dir() else None
+
+
 def check_output_dir(path: str | Path, *, overwrite: bool = False, option: str = "--out") -> Path:
     """Refuse, before any work, an output folder that cannot be written or would be destroyed:
     a file in its place, an unwritable parent, an existing folder without ``overwrite``, or a
     folder holding files pasur did not write. Creates the missing parents."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise PasurInputError(f"{option} {path} is a file, not a folder")
-    make_parents(path.absolute(), option)
-    if path.is_dir():
-        names = _visible_and_hidden(path)
+    names = _entries_of_folder(path, option)
+    if names is not None:
         if names:
             foreign = foreign_files(path)
             if foreign:
@@ -195,11 +201,8 @@ def prepare_resumable_dir(
     command always writes first, such as ``sweep.json``), a non-empty folder without it; with
     ``owned``, any entry not listed, and the list is recorded so that later runs recognize them."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise PasurInputError(f"{option} {path} is a file, not a folder")
-    make_parents(path.absolute(), option)
-    if path.is_dir():
-        names = _visible_and_hidden(path)
+    names = _entries_of_folder(path, option)
+    if names is not None:
         if marker is not None and names and marker not in names:
             foreign = [n for n in names if n != ".lock"]
             if foreign:

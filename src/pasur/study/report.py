@@ -104,16 +104,7 @@ def summary(out: Path) -> dict:
     values = _stats(con, rec, [*VALUE_COLUMNS, *(c for c in matchups if c.endswith("_mean"))])
     rates = _stats(con, rec, [*RATE_COLUMNS, *(c for c in matchups if not c.endswith("_mean"))])
     models = _stats(con, rec, list(MODEL_COLUMNS))
-    sizes = []
-    for c in SIZE_COLUMNS:
-        if c not in rec:
-            continue
-        row = con.execute(
-            f'SELECT count("{c}"), median("{c}"), quantile_cont("{c}", 0.9), quantile_cont("{c}", 0.99), '
-            f'max("{c}") FROM records'
-        ).fetchone()
-        if row[0]:
-            sizes.append(dict(zip(("column", "n", "median", "p90", "p99", "max"), (c, *row), strict=True)))
+    sizes = _stats(con, rec, list(SIZE_COLUMNS), QUANTILES)
     timings = []
     for c in TIME_COLUMNS:
         if c in rec:
@@ -146,17 +137,24 @@ def summary(out: Path) -> dict:
     }
 
 
-def _stats(con, present: set[str], columns: list[str]) -> list[dict]:
-    """Count, mean, sd, min, median and max of each column present."""
+#: the summary of a column of the records: count, mean, sd, min, median and max (SQL of column ``c``)
+MOMENTS = {"n": "count({c})", "mean": "avg({c})", "std": "stddev_samp({c})", "min": "min({c})",
+           "median": "median({c})", "max": "max({c})"}  # fmt: skip
+#: the summary of a size: count, median, 90th and 99th percentiles and max
+QUANTILES = {"n": "count({c})", "median": "median({c})", "p90": "quantile_cont({c}, 0.9)",
+             "p99": "quantile_cont({c}, 0.99)", "max": "max({c})"}  # fmt: skip
+
+
+def _stats(con, present: set[str], columns: list[str], aggregates: dict[str, str] = MOMENTS) -> list[dict]:
+    """The ``aggregates`` (by default :data:`MOMENTS`) of each column present with a value."""
     out = []
     for c in columns:
         if c not in present:
             continue
-        row = con.execute(
-            f'SELECT count("{c}"), avg("{c}"), stddev_samp("{c}"), min("{c}"), median("{c}"), max("{c}") FROM records'
-        ).fetchone()
+        select = ", ".join(sql.format(c=f'"{c}"') for sql in aggregates.values())
+        row = con.execute(f"SELECT {select} FROM records").fetchone()
         if row[0]:
-            out.append(dict(zip(("column", "n", "mean", "std", "min", "median", "max"), (c, *row), strict=True)))
+            out.append(dict(zip(("column", *aggregates), (c, *row), strict=True)))
     return out
 
 

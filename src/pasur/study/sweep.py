@@ -34,6 +34,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pasur.common import raytasks
 from pasur.common.conventions import relabel_summary
@@ -507,20 +508,9 @@ def _summary(first: dict, run: _Run, decks: list[NamedDeck], manifest: Manifest,
     }
 
 
-def run_sweep(
-    decks: list[NamedDeck],
-    job: DeckJob,
-    out: Path,
-    *,
-    workers: int | None = None,
-    address: str | None = None,
-    gpus_per_task: float | None = None,
-    retry_failed: bool = False,
-    engine: str = "ray",
-    memory_limit: int | None = None,
-    progress: bool = True,
-) -> list[dict]:
-    """Run ``job`` on every deck into ``out`` and return the records of all done decks, in deck order.
+def run_sweep(decks: list[NamedDeck], job: DeckJob, out: Path, **options: Any) -> list[dict]:
+    """Run ``job`` on every deck into ``out`` and return the records of all done decks, in deck order;
+    ``options`` are :func:`sweep`'s.
 
     ``workers``: decks at once (default: the CPUs of this machine, or of the cluster at
     ``address``); ``gpus_per_task``: GPUs each task asks Ray for (default 1 for a CUDA device, 0
@@ -529,15 +519,4 @@ def run_sweep(
     ``retry_failed``. Ctrl-C raises :class:`SweepInterrupted` (a ``KeyboardInterrupt``) after
     saving the manifest.
     """
-    return sweep(
-        decks,
-        job,
-        out,
-        workers=workers,
-        address=address,
-        gpus_per_task=gpus_per_task,
-        retry_failed=retry_failed,
-        engine=engine,
-        memory_limit=memory_limit,
-        progress=progress,
-    ).records
+    return sweep(decks, job, out, **options).records
