@@ -22,10 +22,11 @@ import json
 import random
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pasur.common.errors import PasurInputError
+from pasur.game.variants import STANDARD, Variant
 
 N_CARDS = 52
 N_RANKS = 13
@@ -184,7 +185,9 @@ N_ROUNDS = 6
 
 @dataclass(frozen=True, slots=True)
 class Deck:
-    """A valid 52-card deck in dealing order; see the spec's *Deal* section.
+    """A valid deck in dealing order; see the spec's *Deal* section. ``variant`` (default: the
+    standard game, 52 cards) fixes which cards it holds and how they are dealt
+    (:mod:`pasur.game.variants`).
 
     >>> d = Deck.from_seed(3)
     >>> Deck.parse(str(d)) == d
@@ -194,30 +197,32 @@ class Deck:
     """
 
     cards: tuple[int, ...]
+    variant: Variant = field(default=STANDARD, repr=False)
 
     def __post_init__(self) -> None:
-        validate_deck(self.cards)
+        validate_deck(self.cards, self.variant)
 
     # -- construction -----------------------------------------------------
     @classmethod
-    def parse(cls, text: str) -> Deck:
-        return cls(tuple(parse_cards(text)))
+    def parse(cls, text: str, variant: Variant = STANDARD) -> Deck:
+        return cls(tuple(parse_cards(text)), variant)
 
     @classmethod
-    def from_seed(cls, seed: int | None) -> Deck:
-        return random_deck(random.Random(seed))
+    def from_seed(cls, seed: int | None, variant: Variant = STANDARD) -> Deck:
+        return random_deck(random.Random(seed), variant)
 
     # -- layout -------------------------------------------------------------
     @property
     def pool(self) -> tuple[int, ...]:
-        return self.cards[0:POOL_SIZE]
+        return self.cards[0 : self.variant.pool_size]
 
     def hand(self, player: int, round_: int) -> tuple[int, ...]:
-        """Cards player (0 = Alex, 1 = Bob) receives in round ``round_`` (0..5)."""
-        if not 0 <= round_ < N_ROUNDS or player not in (0, 1):
+        """Cards player (0 = Alex, 1 = Bob) receives in round ``round_`` (0..5 in the standard game)."""
+        v = self.variant
+        if not 0 <= round_ < v.deals or player not in (0, 1):
             raise ValueError(f"no hand for player {player} in round {round_}")
-        start = POOL_SIZE + 2 * HAND_SIZE * round_ + HAND_SIZE * player
-        return self.cards[start : start + HAND_SIZE]
+        start = v.pool_size + 2 * v.hand_size * round_ + v.hand_size * player
+        return self.cards[start : start + v.hand_size]
 
     def hand_mask(self, player: int, round_: int) -> int:
         return mask_of(self.hand(player, round_))
@@ -233,31 +238,33 @@ class Deck:
         return format_cards(self.cards, unicode=unicode)
 
 
-def validate_deck(cards: Sequence[int]) -> None:
-    """Refuse anything that is not a valid deck, naming the problem."""
+def validate_deck(cards: Sequence[int], variant: Variant = STANDARD) -> None:
+    """Refuse anything that is not a valid deck (of ``variant``), naming the problem."""
     seen: dict[int, int] = {}
     for pos, c in enumerate(cards):
         if not isinstance(c, int) or not 0 <= c < N_CARDS:
             raise PasurInputError(f"invalid card {c!r} at position {pos}")
         if c in seen:
             raise PasurInputError(f"duplicate card {format_card(c)} at positions {seen[c]} and {pos}")
+        if not variant.deck_mask >> c & 1:
+            raise PasurInputError(f"card {format_card(c)} at position {pos} is not in the {variant.name} deck")
         seen[c] = pos
-    if len(cards) != N_CARDS:
-        raise PasurInputError(f"a deck has 52 cards, got {len(cards)}")
-    for pos in range(POOL_SIZE):
+    if len(cards) != variant.n_cards:
+        raise PasurInputError(f"a deck has {variant.n_cards} cards, got {len(cards)}")
+    for pos in range(variant.pool_size):
         if rank(cards[pos]) == JACK:
             raise PasurInputError(
                 f"Jack {format_card(cards[pos])} in the initial pool (position {pos}); the pool may hold no Jack"
             )
 
 
-def random_deck(rng: random.Random) -> Deck:
+def random_deck(rng: random.Random, variant: Variant = STANDARD) -> Deck:
     """Uniform among valid decks: shuffle, and shuffle again while a Jack is in the pool."""
-    cards = list(range(N_CARDS))
+    cards = list(variant.cards)
     while True:
         rng.shuffle(cards)
-        if not any(rank(c) == JACK for c in cards[:POOL_SIZE]):
-            return Deck(tuple(cards))
+        if not any(rank(c) == JACK for c in cards[: variant.pool_size]):
+            return Deck(tuple(cards), variant)
 
 
 def parse_deck(text: str) -> Deck:

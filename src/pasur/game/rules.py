@@ -27,14 +27,13 @@ from pasur.game.cards import (
     NUMERIC_MASK,
     QUEEN,
     QUEEN_MASK,
-    SUR_POINTS,
     cards_of,
     format_card,
     format_cards,
-    points_in,
     rank,
     value,
 )
+from pasur.game.variants import STANDARD, Variant
 
 CAPTURE_SUM = 11
 
@@ -126,11 +125,14 @@ def is_sur(action: Action, pool: int, round_: int, *, final_round: int = 5) -> b
     return action.captured != 0 and action.captured == pool and rank(action.card) != JACK and round_ < final_round
 
 
-def immediate_points(action: Action, pool: int, round_: int, *, final_round: int = N_ROUNDS - 1) -> int:
+def immediate_points(
+    action: Action, pool: int, round_: int, *, final_round: int = N_ROUNDS - 1, variant: Variant = STANDARD
+) -> int:
     """The points ``action`` wins at once for its player, played against ``pool`` in round
     ``round_``: the card points of what it takes, the played card included (Aces, Jacks, 2♣, 10♦),
     and 5 for a Sur. A lay wins nothing; the clubs bonus is not counted (it goes to whoever ends
-    with 7 clubs), nor the final sweep.
+    with 7 clubs), nor the final sweep. ``variant``: its point cards and Sur points (give its
+    ``final_round`` too).
 
     >>> from pasur.game.cards import parse_card as C, mask_of
     >>> pool = mask_of([C("AC"), C("AD"), C("AH"), C("2C")])
@@ -142,4 +144,4 @@ def immediate_points(action: Action, pool: int, round_: int, *, final_round: int
     if not action.captured:
         return 0
     sur = is_sur(action, pool, round_, final_round=final_round)
-    return points_in(action.captured | (1 << action.card)) + (SUR_POINTS if sur else 0)
+    return variant.points_in(action.captured | (1 << action.card)) + (variant.sur_points if sur else 0)

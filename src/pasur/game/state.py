@@ -15,21 +15,11 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from pasur.game.cards import (
-    ALL_CARDS,
-    CLUBS_BONUS,
-    CLUBS_FOR_BONUS,
-    HAND_SIZE,
-    N_ROUNDS,
-    SUR_POINTS,
-    Deck,
-    clubs_in,
-    format_cards,
-    points_in,
-)
+from pasur.game.cards import HAND_SIZE, N_ROUNDS, Deck, format_cards
 from pasur.game.rules import Action, is_sur, legal_actions
+from pasur.game.variants import STANDARD, Variant
 
 ALEX, BOB = 0, 1
 PLAYER_NAMES = ("Alex", "Bob")
@@ -52,6 +42,11 @@ class GameState:
     Card sets are masks (:mod:`pasur.game.cards`). ``turn`` counts the cards played in
     the current round (0..8); Alex moves on even turns, Bob on odd ones. The state
     after the last card of round 5 (final sweep done) is terminal.
+
+    ``variant`` (:mod:`pasur.game.variants`, default the standard game) sets the deck, the
+    hands, the deals and the scores. ``deck`` may be ``None`` in a tree where chance deals each
+    round as the game goes (:mod:`pasur.hidden.history_tree`): only :meth:`initial`,
+    :meth:`undealt`, :meth:`check` and dealing the next round read it.
     """
 
     deck: Deck
@@ -62,6 +57,7 @@ class GameState:
     piles: tuple[int, int] = (0, 0)
     surs: tuple[int, int] = (0, 0)
     last_capturer: int | None = None
+    variant: Variant = field(default=STANDARD, repr=False)
 
     # -- construction ---------------------------------------------------------
     @classmethod
@@ -72,19 +68,21 @@ class GameState:
             turn=0,
             hands=(deck.hand_mask(ALEX, 0), deck.hand_mask(BOB, 0)),
             pool=deck.pool_mask,
+            variant=deck.variant,
         )
 
     def undealt(self) -> int:
         """Cards of the rounds after the current one, still in the dealer's hand."""
         m = 0
-        for r in range(self.round + 1, N_ROUNDS):
+        for r in range(self.round + 1, self.variant.deals):
             m |= self.deck.hand_mask(ALEX, r) | self.deck.hand_mask(BOB, r)
         return m
 
     def check(self) -> None:
         """Raise ``ValueError`` unless the state is consistent: every card in exactly one
         place, hand sizes matching the turn, round and turn in range."""
-        if not 0 <= self.round < N_ROUNDS or not 0 <= self.turn <= TURNS_PER_ROUND:
+        v = self.variant
+        if not 0 <= self.round < v.deals or not 0 <= self.turn <= v.turns_per_round:
             raise ValueError(f"round {self.round} / turn {self.turn} out of range")
         places = [self.hands[0], self.hands[1], self.pool, self.piles[0], self.piles[1], self.undealt()]
         total = 0
@@ -92,10 +90,10 @@ class GameState:
             if total & m:
                 raise ValueError(f"cards in two places: {format_cards(total & m)}")
             total |= m
-        if total != ALL_CARDS:
-            raise ValueError(f"cards missing: {format_cards(ALL_CARDS & ~total)}")
+        if total != v.deck_mask:
+            raise ValueError(f"cards missing: {format_cards(v.deck_mask & ~total)}")
         a, b = self.hands[0].bit_count(), self.hands[1].bit_count()
-        if (a, b) != (HAND_SIZE - (self.turn + 1) // 2, HAND_SIZE - self.turn // 2):
+        if (a, b) != (v.hand_size - (self.turn + 1) // 2, v.hand_size - self.turn // 2):
             raise ValueError(f"hand sizes {a}, {b} do not match turn {self.turn}")
 
     # -- whose turn, and what can be done ---------------------------------------
@@ -106,7 +104,8 @@ class GameState:
 
     @property
     def is_terminal(self) -> bool:
-        return self.round == FINAL_ROUND and self.turn == TURNS_PER_ROUND
+        v = self.variant
+        return self.round == v.deals - 1 and self.turn == 2 * v.hand_size
 
     def legal_actions(self) -> list[Action]:
         if self.is_terminal:
@@ -123,7 +122,7 @@ class GameState:
         if check and not self.is_legal(action):
             raise IllegalActionError(f"illegal action {action} for {PLAYER_NAMES[self.player]} in {self.stage}")
         s = self.play(action)
-        return s.end_round() if s.turn == TURNS_PER_ROUND else s
+        return s.end_round() if s.turn == 2 * self.variant.hand_size else s
 
     def play(self, action: Action) -> GameState:
         """The card play alone, without what follows the last card of a round (see
@@ -135,19 +134,19 @@ class GameState:
         if action.captured:
             pool = self.pool & ~action.captured
             piles = _pair(piles, p, piles[p] | action.captured | card_bit)
-            if is_sur(action, self.pool, self.round, final_round=FINAL_ROUND):
+            if is_sur(action, self.pool, self.round, final_round=self.variant.deals - 1):
                 surs = _pair(surs, p, surs[p] + 1)
             last = p
         else:
             pool = self.pool | card_bit
-        return GameState(self.deck, self.round, self.turn + 1, hands, pool, piles, surs, last)
+        return GameState(self.deck, self.round, self.turn + 1, hands, pool, piles, surs, last, self.variant)
 
     def end_round(self) -> GameState:
         """After the 8th card: deal the next round, or, after round 5, sweep the pool to the
         last capturer of the whole game (to nobody if nobody ever captured)."""
-        if self.turn != TURNS_PER_ROUND:
+        if self.turn != self.variant.turns_per_round:
             raise ValueError(f"round {self.round} is not over (turn {self.turn})")
-        if self.round < FINAL_ROUND:
+        if self.round < self.variant.final_round:
             rnd = self.round + 1
             hands = (self.deck.hand_mask(ALEX, rnd), self.deck.hand_mask(BOB, rnd))
             return replace(self, round=rnd, turn=0, hands=hands)
@@ -163,30 +162,33 @@ class GameState:
     # -- scores -------------------------------------------------------------------
     @property
     def clubs(self) -> tuple[int, int]:
-        return clubs_in(self.piles[0]), clubs_in(self.piles[1])
+        clubs = self.variant.club_mask
+        return (self.piles[0] & clubs).bit_count(), (self.piles[1] & clubs).bit_count()
 
     @property
     def clubs_winner(self) -> int | None:
         """The player who has clinched the clubs bonus (7 or more clubs), if any."""
         ca, cb = self.clubs
-        if ca >= CLUBS_FOR_BONUS:
+        need = self.variant.clubs_for_bonus
+        if ca >= need:
             return ALEX
-        if cb >= CLUBS_FOR_BONUS:
+        if cb >= need:
             return BOB
         return None
 
     @property
     def card_points(self) -> tuple[int, int]:
-        """Points of the captured cards alone (Aces, Jacks, 2♣, 10♦)."""
-        return points_in(self.piles[0]), points_in(self.piles[1])
+        """Points of the captured cards alone (Aces, Jacks, 2♣, 10♦ in the standard game)."""
+        v = self.variant
+        return v.points_in(self.piles[0]), v.points_in(self.piles[1])
 
     @property
     def points(self) -> tuple[int, int]:
         """Points so far: card points, 5 per Sur, and the clubs bonus once clinched."""
-        cp, w = self.card_points, self.clubs_winner
+        cp, w, v = self.card_points, self.clubs_winner, self.variant
         return (
-            cp[0] + SUR_POINTS * self.surs[0] + (CLUBS_BONUS if w == ALEX else 0),
-            cp[1] + SUR_POINTS * self.surs[1] + (CLUBS_BONUS if w == BOB else 0),
+            cp[0] + v.sur_points * self.surs[0] + (v.clubs_bonus if w == ALEX else 0),
+            cp[1] + v.sur_points * self.surs[1] + (v.clubs_bonus if w == BOB else 0),
         )
 
     @property

@@ -20,13 +20,15 @@ from dataclasses import dataclass
 from pasur.game.cards import Deck
 from pasur.game.rules import Action
 from pasur.game.state import PLAYER_NAMES, GameState, IllegalActionError
-from pasur.hidden.infostate import InfoState, Move
+from pasur.hidden.infostate import InfoState, Move, VariantInfoState
 
 
 def observe(state: GameState, moves: Sequence[Move], player: int) -> InfoState:
     """What ``player`` sees of ``state`` reached by ``moves``: own hand, pool, piles, Surs, last
-    capturer, the initial pool and the moves; never the other hand or the undealt cards."""
-    return InfoState(
+    capturer, the initial pool and the moves; never the other hand or the undealt cards. Under
+    another variant than the standard game, a :class:`VariantInfoState` that carries it."""
+    extra = {} if state.variant.is_standard else {"variant": state.variant}
+    return (InfoState if not extra else VariantInfoState)(
         player=player,
         round=state.round,
         turn=state.turn,
@@ -37,6 +39,7 @@ def observe(state: GameState, moves: Sequence[Move], player: int) -> InfoState:
         last_capturer=state.last_capturer,
         initial_pool=state.deck.pool_mask,
         moves=tuple(moves),
+        **extra,
     )
 
 

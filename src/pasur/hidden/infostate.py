@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pasur.game.cards import ALL_CARDS, CLUBS_BONUS, CLUBS_FOR_BONUS, HAND_SIZE, SUR_POINTS, clubs_in, points_in
 from pasur.game.rules import Action, legal_actions
-from pasur.game.state import FINAL_ROUND, PLAYER_NAMES, TURNS_PER_ROUND
+from pasur.game.state import PLAYER_NAMES
+from pasur.game.variants import STANDARD, Variant
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +59,11 @@ class InfoState:
     initial_pool: int
     moves: tuple[Move, ...]
 
+    @property
+    def variant(self) -> Variant:
+        """The rules: the standard game here; a :class:`VariantInfoState` carries its own."""
+        return STANDARD
+
     # -- whose turn, and what can be done ---------------------------------------------------
     @property
     def mover(self) -> int:
@@ -71,7 +76,8 @@ class InfoState:
 
     @property
     def is_terminal(self) -> bool:
-        return self.round == FINAL_ROUND and self.turn == TURNS_PER_ROUND
+        v = self.variant
+        return self.round == v.deals - 1 and self.turn == 2 * v.hand_size
 
     def legal_actions(self) -> list[Action]:
         """The observer's legal actions (only when it is their turn)."""
@@ -88,14 +94,14 @@ class InfoState:
     @property
     def unseen(self) -> int:
         """The opponent's hand and the undealt cards, together: the observer cannot tell them apart."""
-        return ALL_CARDS & ~self.seen
+        return self.variant.deck_mask & ~self.seen
 
     @property
     def opponent_hand_size(self) -> int:
         opp = 1 - self.player
         if self.is_terminal:
             return 0
-        return HAND_SIZE - (self.turn + 1 - opp) // 2
+        return self.variant.hand_size - (self.turn + 1 - opp) // 2
 
     def played_this_round(self, player: int) -> int:
         """Cards ``player`` has played in the current round (public)."""
@@ -114,21 +120,22 @@ class InfoState:
                 played |= 1 << mv.card
         if player == self.player and round_ == self.round:
             return played | self.hand
-        if played.bit_count() == HAND_SIZE:
+        if played.bit_count() == self.variant.hand_size:
             return played
         return None
 
     # -- scores (public) ------------------------------------------------------------------------
     @property
     def clubs(self) -> tuple[int, int]:
-        return clubs_in(self.piles[0]), clubs_in(self.piles[1])
+        clubs = self.variant.club_mask
+        return (self.piles[0] & clubs).bit_count(), (self.piles[1] & clubs).bit_count()
 
     @property
     def points(self) -> tuple[int, int]:
         """Points so far: card points, 5 per Sur, and the clubs bonus once clinched."""
-        ca, cb = self.clubs
-        bonus = (CLUBS_BONUS if ca >= CLUBS_FOR_BONUS else 0, CLUBS_BONUS if cb >= CLUBS_FOR_BONUS else 0)
-        return tuple(points_in(self.piles[p]) + SUR_POINTS * self.surs[p] + bonus[p] for p in (0, 1))  # type: ignore[return-value]
+        v, (ca, cb) = self.variant, self.clubs
+        bonus = (v.clubs_bonus if ca >= v.clubs_for_bonus else 0, v.clubs_bonus if cb >= v.clubs_for_bonus else 0)
+        return tuple(v.points_in(self.piles[p]) + v.sur_points * self.surs[p] + bonus[p] for p in (0, 1))  # type: ignore[return-value]
 
     @property
     def margin(self) -> int:
@@ -141,3 +148,11 @@ class InfoState:
         if self.is_terminal:
             return "end"
         return f"{self.round}.{self.turn // 2}.{self.mover}"
+
+
+@dataclass(frozen=True, slots=True)
+class VariantInfoState(InfoState):
+    """An information state of a game played under another :class:`~pasur.game.variants.Variant`
+    than the standard one: the same fields, and the variant (public: the rules of the table)."""
+
+    variant: Variant

@@ -26,7 +26,7 @@ from itertools import combinations
 
 import numpy as np
 
-from pasur.game.cards import HAND_SIZE, N_ROUNDS, Deck, cards_of
+from pasur.game.cards import Deck, cards_of
 from pasur.game.state import GameState
 from pasur.hidden.infostate import InfoState
 
@@ -118,9 +118,9 @@ def world_deck(info: InfoState, opp_hand: int, undealt: list[int]) -> Deck:
         assert hands[me] is not None
         cards += cards_of(hands[0]) + cards_of(hands[1])
     cards += list(undealt)
-    if len(cards) != 4 + 2 * HAND_SIZE * N_ROUNDS:
+    if len(cards) != info.variant.n_cards:
         raise ValueError("the world does not complete the deck")
-    return Deck(tuple(cards))
+    return Deck(tuple(cards), info.variant)
 
 
 def world_state(info: InfoState, worlds: Worlds, k: int) -> GameState:
@@ -130,7 +130,15 @@ def world_state(info: InfoState, worlds: Worlds, k: int) -> GameState:
     hands = [0, 0]
     hands[info.player], hands[1 - info.player] = info.hand, opp_hand
     state = GameState(
-        deck, info.round, info.turn, (hands[0], hands[1]), info.pool, info.piles, info.surs, info.last_capturer
+        deck,
+        info.round,
+        info.turn,
+        (hands[0], hands[1]),
+        info.pool,
+        info.piles,
+        info.surs,
+        info.last_capturer,
+        info.variant,
     )
     state.check()
     return state
