@@ -24,7 +24,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pasur.game.cards import Deck
 from pasur.hidden.belief import (
     CARD_FEATURES,
     CARD_TABLE,
@@ -39,8 +38,7 @@ from pasur.hidden.belief import (
     replay,
 )
 from pasur.hidden.epochs import end_epoch, keep_run_spec, resume, run_epochs, split_by_game
-from pasur.hidden.game import HiddenGame
-from pasur.hidden.gamechunks import load_games, play_in_chunks
+from pasur.hidden.gamechunks import load_games, play_in_chunks, play_lockstep
 
 #: the agents whose games train the model, and how often each takes a seat
 MIX: tuple[tuple[str, float], ...] = (("heuristic", 0.35), ("greedy", 0.15), ("pimc:20", 0.25),
@@ -68,19 +66,7 @@ def play_games(
             agents[name] = PIMCAgent(k, mode=mode, seed=sample_seed, name=name, belief=belief)
         else:
             agents[name] = make_agent(name, seed=sample_seed)
-    games = [HiddenGame(Deck.from_seed(s)) for s in deck_seeds]
-    while not games[0].is_terminal:
-        mover = games[0].mover
-        by_agent: dict[str, list[int]] = {}
-        for i, s in enumerate(seats):
-            by_agent.setdefault(s[mover], []).append(i)
-        for name, idx in by_agent.items():
-            actions = agents[name].choose_batch([games[i].observation(mover) for i in idx])
-            for i, a in zip(idx, actions, strict=True):
-                games[i].apply(a)
-    moves = np.array([[(m.card, m.captured) for m in g.moves] for g in games], dtype=np.int64)
-    decks = np.array([Deck.from_seed(s).cards for s in deck_seeds], dtype=np.int8)
-    return {"decks": decks, "moves": moves, "seats": np.array(seats, dtype=str), "seeds": np.array(deck_seeds)}
+    return play_lockstep(deck_seeds, seats, lambda name, idx, infos: agents[name].choose_batch(infos))
 
 
 def generate(folder: Path, kind: str, games: int, first_seed: int, sample_seed: int = 0,

@@ -11,6 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
+from pasur.game.cards import Deck
+from pasur.game.rules import Action
+from pasur.hidden.game import HiddenGame
+from pasur.hidden.infostate import InfoState
+
 #: games per chunk
 CHUNK = 50
 
@@ -19,6 +24,30 @@ def draw_seats(n: int, rng: random.Random, mix: Sequence[tuple[str, float]]) -> 
     """Both seats' agents of ``n`` games, each drawn from ``mix`` (agent, weight)."""
     names, weights = [m[0] for m in mix], [m[1] for m in mix]
     return [(rng.choices(names, weights)[0], rng.choices(names, weights)[0]) for _ in range(n)]
+
+
+def play_lockstep(
+    deck_seeds: list[int],
+    seats: list[tuple[str, str]],
+    decide: Callable[[str, list[int], list[InfoState]], list[Action]],
+) -> dict[str, np.ndarray]:
+    """Play one game per deck seed with the named seats, in lockstep: at each turn the games are
+    grouped by the agent in the mover's seat, and ``decide(name, games, infos)`` chooses that
+    agent's moves in those games (their indices, the mover's information states). Returns the
+    decks ``[G, 52]``, the moves ``[G, 48, 2]`` (card, captured mask), the seats and the seeds."""
+    games = [HiddenGame(Deck.from_seed(s)) for s in deck_seeds]
+    while not games[0].is_terminal:
+        mover = games[0].mover
+        by_agent: dict[str, list[int]] = {}
+        for i, s in enumerate(seats):
+            by_agent.setdefault(s[mover], []).append(i)
+        for name, idx in by_agent.items():
+            actions = decide(name, idx, [games[i].observation(mover) for i in idx])
+            for i, a in zip(idx, actions, strict=True):
+                games[i].apply(a)
+    moves = np.array([[(m.card, m.captured) for m in g.moves] for g in games], dtype=np.int64)
+    decks = np.array([Deck.from_seed(s).cards for s in deck_seeds], dtype=np.int8)
+    return {"decks": decks, "moves": moves, "seats": np.array(seats, dtype=str), "seeds": np.array(deck_seeds)}
 
 
 def play_in_chunks(

@@ -33,7 +33,7 @@ from torch import nn
 from pasur.game.cards import Deck
 from pasur.hidden.epochs import end_epoch, keep_run_spec, resume, run_epochs, split_by_game
 from pasur.hidden.game import HiddenGame
-from pasur.hidden.gamechunks import CHUNK, load_games, play_in_chunks
+from pasur.hidden.gamechunks import CHUNK, load_games, play_in_chunks, play_lockstep
 from pasur.hidden.policy import ACTION_IN, SCALE, STATE_IN, PolicyModel, PolicyNet, expand, features, group_log_softmax
 
 #: the agents whose games train the model, and how often each takes a seat
@@ -58,36 +58,32 @@ def play_games(deck_seeds: list[int], seats: list[tuple[str, str]], sample_seed:
 
     made = made or {}
     agents = {n: made.get(n) or make_agent(n, seed=sample_seed) for n in sorted({n for s in seats for n in s})}
-    games = [HiddenGame(Deck.from_seed(s)) for s in deck_seeds]
-    values: list[list[list[float]]] = [[] for _ in games]
-    while not games[0].is_terminal:
-        mover = games[0].mover
-        by_agent: dict[str, list[int]] = {}
-        for i, s in enumerate(seats):
-            by_agent.setdefault(s[mover], []).append(i)
-        for name, idx in by_agent.items():
-            infos = [games[i].observation(mover) for i in idx]
-            if hasattr(agents[name], "decide_batch"):  # search with the network's prior: margins and choices
-                vals, acts = agents[name].decide_batch(infos)
-                for i, v, a in zip(idx, vals, acts, strict=True):
-                    games[i].apply(a)
-                    values[i].append([x for _, x in v])
-            elif hasattr(agents[name], "values_batch"):  # a searching agent: its value of every action
-                vals = agents[name].values_batch(infos)
-                for i, v in zip(idx, vals, strict=True):
-                    best = max(x for _, x in v)
-                    games[i].apply(next(a for a, x in v if x == best))  # as choose_batch
-                    values[i].append([x for _, x in v])
-            else:
-                for i, a in zip(idx, agents[name].choose_batch(infos), strict=True):
-                    games[i].apply(a)
-                    values[i].append([])
-    moves = np.array([[(m.card, m.captured) for m in g.moves] for g in games], dtype=np.int64)
-    decks = np.array([Deck.from_seed(s).cards for s in deck_seeds], dtype=np.int8)
+    values: list[list[list[float]]] = [[] for _ in deck_seeds]
+
+    def decide(name: str, idx: list[int], infos: list) -> list:
+        agent = agents[name]
+        if hasattr(agent, "decide_batch"):  # search with the network's prior: margins and choices
+            vals, acts = agent.decide_batch(infos)
+        elif hasattr(agent, "values_batch"):  # a searching agent: its value of every action
+            vals = agent.values_batch(infos)
+            acts = [_best(v) for v in vals]
+        else:
+            acts = agent.choose_batch(infos)
+            vals = [[] for _ in idx]
+        for i, v in zip(idx, vals, strict=True):
+            values[i].append([x for _, x in v])
+        return acts
+
+    out = play_lockstep(deck_seeds, seats, decide)
     qcount = np.array([[len(v) for v in vs] for vs in values], dtype=np.int16)
     qvals = np.array([x for vs in values for v in vs for x in v], dtype=np.float32)
-    return {"decks": decks, "moves": moves, "seats": np.array(seats, dtype=str), "seeds": np.array(deck_seeds),
-            "qcount": qcount, "qvals": qvals}  # fmt: skip
+    return {**out, "qcount": qcount, "qvals": qvals}
+
+
+def _best(values: list) -> object:
+    """The first action of the highest value, as a searching agent's ``choose_batch`` picks it."""
+    best = max(x for _, x in values)
+    return next(a for a, x in values if x == best)
 
 
 def generate(folder: Path, kind: str, games: int, first_seed: int, sample_seed: int = 0,
