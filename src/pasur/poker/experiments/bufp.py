@@ -24,7 +24,7 @@ from pasur.common.outputs import save_png, write_csv, write_text_atomic
 from pasur.poker.crossplay import best_reply, claim, winnings
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
-from pasur.poker.experiments.checkpoints import CHECKPOINTS, drive, load_checkpoint
+from pasur.poker.experiments.checkpoints import CHECKPOINTS, drive, load_checkpoint, traces_until
 from pasur.poker.fictitious import LABELS, FictitiousPlay, local_regret
 from pasur.poker.policy import TabularPolicy
 from pasur.poker.run import make_solver
@@ -218,7 +218,7 @@ def _trace_experiment(
 ) -> dict:
     started, load0 = time.perf_counter(), os.getloadavg()
     cks = run_methods(run, methods)
-    traces = {m: [r for r in ck["trace"] if r["iteration"] <= run.iterations] for m, ck in cks.items()}
+    traces = traces_until(cks, run.iterations)
     rows = [r for m in methods for r in traces[m]]
     write_csv(run.out / f"{stem}.csv", rows)
     _plot(run.out / f"{stem}.png", traces, panels, f"{title}: {run.game}")

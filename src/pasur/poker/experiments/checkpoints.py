@@ -135,6 +135,11 @@ def drive(
     return ck
 
 
+def traces_until(cks: dict[str, dict], iterations: int) -> dict[str, list[dict]]:
+    """Each method's trace up to ``iterations`` (a checkpoint of a longer run holds more)."""
+    return {m: [r for r in ck["trace"] if r["iteration"] <= iterations] for m, ck in cks.items()}
+
+
 def run_methods(run, methods, advance: Callable[..., dict], *extra, label: str = "") -> dict[str, dict]:
     """Advance every method to ``run.iterations`` and return their checkpoints.
 

@@ -52,7 +52,7 @@ from pasur.poker.embedding.strength import coarse_phi, strength_classes
 from pasur.poker.embedding.tensors import class_tensors, rollout_shares, strength_tensors
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
-from pasur.poker.experiments.checkpoints import CHECKPOINTS, drive, load_checkpoint, powers_of_two
+from pasur.poker.experiments.checkpoints import CHECKPOINTS, drive, load_checkpoint, powers_of_two, traces_until
 from pasur.poker.games import get_game
 from pasur.poker.measures import exploitability
 from pasur.poker.solvers import CFRConfig, CFRSolver
@@ -536,7 +536,7 @@ def figure5(run: ExperimentRun) -> dict:
         run.progress(0, 0, f"clustering {m}")
         prepare_buckets(space, run.out, m, run.seed, classes)
     cks = run_methods(run, methods)
-    traces = {m: [r for r in ck["trace"] if r["iteration"] <= run.iterations] for m, ck in cks.items()}
+    traces = traces_until(cks, run.iterations)
     best = best_per_family(traces)
     rows = [r | {"family": family(r["method"]), "stored_values": cks[r["method"]]["stored_values"]}
             for m in methods for r in traces[m]]  # fmt: skip

@@ -40,7 +40,7 @@ from pasur.poker.embedding.phi import Embedding
 from pasur.poker.embedding.solver import EmbeddingCFR
 from pasur.poker.engine import Engine
 from pasur.poker.experiments import ExperimentRun, checkpoints, experiment
-from pasur.poker.experiments.checkpoints import CHECKPOINTS, drive, load_checkpoint, powers_of_two
+from pasur.poker.experiments.checkpoints import CHECKPOINTS, drive, load_checkpoint, powers_of_two, traces_until
 from pasur.poker.games import get_game
 from pasur.poker.sizes import BASE_BYTES, human_bytes
 from pasur.poker.solvers import CFRConfig
@@ -207,7 +207,7 @@ def lossless(run: ExperimentRun) -> dict:
             "run fewer methods at once (--workers) or on a larger machine"
         )
     cks = checkpoints.run_methods(run, methods, advance, dtype, updates, label=f"lossless CFR, {len(methods)} methods")
-    traces = {m: [r for r in ck["trace"] if r["iteration"] <= run.iterations] for m, ck in cks.items()}
+    traces = traces_until(cks, run.iterations)
     rows = [r for m in methods for r in traces[m]]
     write_csv(run.out / "lossless.csv", rows)
     _plot(run.out / "lossless.png", traces, f"{run.game}, lossless ({table_values(space, engine):,} strategy values)")
