@@ -133,9 +133,35 @@ def solve_round(roots: Roots, boundary: Boundary | None, mode: str = "minimax") 
     """Solve the rest of the round from every root (see the module docstring)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
-    r, t0 = roots.round, roots.turn
+    r = roots.round
     if r < FINAL_ROUND and boundary is None:
         raise ValueError("a round before the last needs a boundary value")
+    layers, front, nodes = _expand(roots, mode)
+    _, _, pool, ca, cb, last, root, _ = front
+    if r == FINAL_ROUND:
+        v = terminal_value(pool, ca, cb, last)
+    else:
+        v = boundary(r, pool, ca, cb, last, roots.remaining[root]).to(torch.float32)
+    q_root = _back_up(roots, layers, v, mode)
+    first = layers[0]
+    brf = torch.bincount(first.parent, minlength=roots.n)
+    start = torch.cumsum(brf, 0) - brf
+    j = torch.arange(first.parent.shape[0], device=q_root.device) - start[first.parent]
+    a_max = int(brf.max())
+    out = torch.full((roots.n, a_max), float("nan"), dtype=torch.float32, device=q_root.device)
+    out[first.parent, j] = q_root
+    card = torch.full((roots.n, a_max), -1, dtype=torch.int64, device=q_root.device)
+    capt = torch.zeros((roots.n, a_max), dtype=torch.int64, device=q_root.device)
+    card[first.parent, j] = first.card
+    capt[first.parent, j] = first.captured
+    return RoundSolution(out, brf, card, capt, nodes)
+
+
+def _expand(roots: Roots, mode: str) -> tuple[list[_Layer], list[torch.Tensor], int]:
+    """The round's layers from its roots to its end, turn by turn (each node's actions, rewards
+    and child, the children merged when their states are the same; in the consistent modes the
+    information sets of the player they are for), the states at the round's end and the nodes."""
+    r, t0 = roots.round, roots.turn
     me = t0 & 1
     ca, cb = normalize_clubs(roots.clubs[0], roots.clubs[1])
     dev = roots.pool.device
@@ -184,13 +210,14 @@ def solve_round(roots: Roots, boundary: Boundary | None, mode: str = "minimax") 
         front = [x[first] for x in child]
         nodes += int(first.shape[0])
         layers.append(layer)
+    return layers, front, nodes
 
-    _, _, pool, ca, cb, last, root, _ = front
-    if r == FINAL_ROUND:
-        v = terminal_value(pool, ca, cb, last)
-    else:
-        v = boundary(r, pool, ca, cb, last, roots.remaining[root]).to(torch.float32)
 
+def _back_up(roots: Roots, layers: list[_Layer], v: torch.Tensor, mode: str) -> torch.Tensor:
+    """The values ``v`` at the round's end backed up through ``layers`` (max for Alex, min for
+    Bob; the consistent modes weigh an information set's nodes by their roots' weights): the
+    value of each action at the roots."""
+    t0 = roots.turn
     weight = roots.weight.to(torch.float64)
     root_of = [None] * len(layers)
     # each layer's node -> its root, for the weights of consistent mode
@@ -217,18 +244,7 @@ def solve_round(roots: Roots, boundary: Boundary | None, mode: str = "minimax") 
             v.scatter_reduce_(0, layer.parent, q, "amax" if maximize else "amin")
         if i == 0:
             q_root = q
-    first = layers[0]
-    brf = torch.bincount(first.parent, minlength=roots.n)
-    start = torch.cumsum(brf, 0) - brf
-    j = torch.arange(first.parent.shape[0], device=q_root.device) - start[first.parent]
-    a_max = int(brf.max())
-    out = torch.full((roots.n, a_max), float("nan"), dtype=torch.float32, device=q_root.device)
-    out[first.parent, j] = q_root
-    card = torch.full((roots.n, a_max), -1, dtype=torch.int64, device=q_root.device)
-    capt = torch.zeros((roots.n, a_max), dtype=torch.int64, device=q_root.device)
-    card[first.parent, j] = first.card
-    capt[first.parent, j] = first.captured
-    return RoundSolution(out, brf, card, capt, nodes)
+    return q_root
 
 
 def _ids(*columns: torch.Tensor) -> torch.Tensor:
