@@ -126,10 +126,8 @@ def test_compact_tables_and_models_of_an_older_version_are_refused(tmp_path):
     table = pq.read_table(path)
     meta = {k: v for k, v in table.schema.metadata.items() if k != b"pasur.features"}
     pq.write_table(table.replace_schema_metadata(meta), old)
-    params = ModelParams(rounds=2, max_depth=2)
-    with pytest.raises(
-        PasurInputError, match=r"old\.parquet: its compact-tree features.*solve and fit again"
-    ):
+    params = ModelParams(rounds=2, max_depth=2, row_weights="uniform")
+    with pytest.raises(PasurInputError, match=r"old\.parquet: its compact-tree features.*solve and fit again"):
         fit_model([old], params)
     model = fit_model([path], params)
     assert model.card["feature_set"] == "state"

@@ -21,7 +21,7 @@ from pasur.solve.rounds import solve_cfr
 from pasur.solve.strategy_io import FEATURE_COLUMNS, write_strategy_table
 from pasur.solve.tree import build_tree
 
-SMALL = ModelParams(rounds=8, max_depth=4)
+SMALL = ModelParams(rounds=8, max_depth=4, row_weights="uniform")
 
 
 def _table(tmp_path, seed: int, mode: str = "compact", name: str | None = None):
@@ -44,7 +44,8 @@ def test_fit_save_and_reload_give_the_same_predictions(tmp_path):
     c = json.loads(card.read_text())
     assert c["kind"] == "per-deck" and c["tree_mode"] == "compact"
     assert c["parameters"]["min_split_loss"] == 1.0 and c["parameters"]["rounds"] == 8
-    assert c["training"]["rows_used"] + c["validation"]["rows"] == pq.read_metadata(path).num_rows
+    # measured on the held-out decision points, then refit on every row
+    assert c["training"]["rows_used"] == pq.read_metadata(path).num_rows and c["validation"]["rows"] > 0
     assert 0 <= c["validation"]["agreement"] <= 1 and c["validation"]["rmse"] > 0
     # the JSON format round-trips as well
     save_model(model, tmp_path / "m.json")
@@ -54,7 +55,7 @@ def test_fit_save_and_reload_give_the_same_predictions(tmp_path):
 def test_the_target_is_a_hundred_times_the_probability(tmp_path):
     """A model with many rounds fits a table's rows to within a few points of 100 × σ."""
     _, _, path = _table(tmp_path, 3)
-    model = fit_model([path], ModelParams(rounds=200, max_depth=8, validation_fraction=0))
+    model = fit_model([path], ModelParams(rounds=200, max_depth=8, validation_fraction=0, row_weights="uniform"))
     t = pq.read_table(path)
     x = np.stack([t.column(c).to_numpy() for c in FEATURE_COLUMNS], 1).astype(np.float32)
     y = 100 * t.column("probability").to_numpy()
@@ -211,16 +212,19 @@ def test_features_in_play_are_the_table_rows_over_whole_games(mode, first_round,
 
 
 def test_fit_states_the_models_defaults():
-    """``pasur fit`` takes its defaults from ModelParams (the paper's authors' settings) and says them."""
+    """``pasur fit`` takes its defaults from ModelParams (those the registered run showed keep the
+    table's strength: play weights, eta 0.3, 200 rounds, at most 5 M rows) and says them."""
     from typer.testing import CliRunner
 
     from pasur.cli import app
 
     text = " ".join(CliRunner().invoke(app, ["fit", "--help"], env={"COLUMNS": "200"}).output.split())
     d = ModelParams()
-    assert (d.max_depth, d.learning_rate, d.rounds, d.min_split_loss, d.reg_lambda) == (16, 0.1, 700, 1.0, 0.0)
-    for stated in ("(default 16)", "(default 0.1)", "(default 700)", "(default 1, the paper's)", "(default 0)"):
+    assert (d.max_depth, d.learning_rate, d.rounds, d.min_split_loss, d.reg_lambda) == (16, 0.3, 200, 1.0, 0.0)
+    assert (d.row_weights, d.max_rows, d.validation_fraction, d.refit) == ("play", 5_000_000, 0.1, True)
+    for stated in ("(default 16)", "(default 0.3;", "(default 200;", "(default 1, the paper's)", "(default 0)"):
         assert stated in text, stated
+    assert "(default 5,000,000)" in text and "play (the default)" in text and "default 0.1)" in text
     assert d.xgb_params("cpu")["lambda"] == 0.0 and d.xgb_params("cpu")["gamma"] == 1.0
 
 
@@ -293,3 +297,19 @@ def test_a_training_table_reads_its_decision_points_only_when_asked(tmp_path):
         "compact",
     )
     assert np.array_equal(full.y, 100 * pq.read_table(path).column("probability").to_numpy())
+
+
+def test_the_model_kept_is_refit_on_every_row_after_the_held_out_ones_are_measured(tmp_path):
+    """Held-out decision points measure the fit, and are then trained on too: the model kept is the
+    one a fit of every row gives (the same predictions), its card the held-out measures; without
+    the refit, the model is another (it never saw the held-out decisions)."""
+    _, _, path = _table(tmp_path, 3)
+    x = np.stack([pq.read_table(path).column(c).to_numpy() for c in FEATURE_COLUMNS], 1).astype(np.float32)
+    measured = fit_model([path], SMALL)
+    every = fit_model([path], ModelParams(rounds=8, max_depth=4, validation_fraction=0, row_weights="uniform"))
+    kept_held_out = fit_model([path], ModelParams(rounds=8, max_depth=4, refit=False, row_weights="uniform"))
+    assert np.array_equal(measured.predict(x), every.predict(x))
+    assert not np.array_equal(kept_held_out.predict(x), every.predict(x))
+    v = measured.card["validation"]
+    assert v["measured_before_refit"] and v["rmse"] == kept_held_out.card["validation"]["rmse"]
+    assert measured.card["training"]["rows_used"] == every.card["training"]["rows_used"]

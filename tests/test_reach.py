@@ -145,7 +145,10 @@ def test_play_weights_of_a_tables_rows(tmp_path):
     assert model.card["parameters"]["row_weights"] == "play"
     v = model.card["validation"]
     assert v["play_weighted_rmse"] > 0 and v["play_weighted_rmse"] != pytest.approx(v["rmse"])
-    assert "play_weighted_rmse" not in fit_model([path], ModelParams(rounds=4, max_depth=4)).card["validation"]
+    assert (
+        "play_weighted_rmse"
+        not in fit_model([path], ModelParams(rounds=4, max_depth=4, row_weights="uniform")).card["validation"]
+    )
 
     mid = tmp_path / "mid.parquet"
     mid_tree = build_tree(position(3, 4, 0), "compact", infosets=True)

@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 
 from pasur.cli import app
-from pasur.cli.common import DeviceOpt, JsonOpt, OverwriteOpt, SampleSeedOpt, command, err
-from pasur.common.device import resolve_device
+from pasur.cli.common import DeviceOpt, JsonOpt, OverwriteOpt, SampleSeedOpt, command, err, note
 
 
 @command(app)
@@ -25,10 +24,12 @@ def fit(
         int | None, typer.Option("--max-depth", min=1, max=32, help="Depth of each boosted tree (default 16).")
     ] = None,
     learning_rate: Annotated[
-        float | None, typer.Option("--learning-rate", help="XGBoost's eta, in (0, 1] (default 0.1).")
+        float | None,
+        typer.Option("--learning-rate", help="XGBoost's eta, in (0, 1] (default 0.3; the paper's authors' 0.1)."),
     ] = None,
     rounds: Annotated[
-        int | None, typer.Option("--rounds", min=1, max=100_000, help="Boosting rounds (default 700).")
+        int | None,
+        typer.Option("--rounds", min=1, max=100_000, help="Boosting rounds (default 200; the paper's authors' 700)."),
     ] = None,
     min_split_loss: Annotated[
         float | None,
@@ -42,30 +43,53 @@ def fit(
         float | None, typer.Option("--reg-lambda", min=0, help="XGBoost's lambda: L2 weight penalty (default 0).")
     ] = None,
     validation_fraction: Annotated[
-        float, typer.Option("--validation-fraction", help="Share of decision points held out (without --validate-on).")
-    ] = 0.1,
+        float | None,
+        typer.Option(
+            "--validation-fraction",
+            help="Share of decision points held out to measure the model (without --validate-on; default 0.1).",
+        ),
+    ] = None,
     max_rows: Annotated[
-        int | None, typer.Option("--max-rows", min=1, help="Train on a seeded sample of this many rows.")
+        int | None,
+        typer.Option(
+            "--max-rows", min=1, help="Train on a seeded sample of at most this many rows (default 5,000,000)."
+        ),
     ] = None,
     row_weights: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--row-weights",
             help=(
-                "uniform (the paper: every table row alike) or play: each row weighted by how often play "
-                "reaches its decision (against random, either seat, and against itself)."
+                "play (the default): each row weighted by how often play reaches its decision (against random, "
+                "either seat, and against itself); or uniform (the paper: every table row alike)."
             ),
         ),
-    ] = "uniform",
+    ] = None,
+    check_games: Annotated[
+        int,
+        typer.Option(
+            "--check-games",
+            min=0,
+            max=1_000_000,
+            help=(
+                "Games a matchup of the play check: table and model each against random, both seats, on the "
+                "table's deck (with --validate-on, on each unseen deck); 0 skips it."
+            ),
+        ),
+    ] = 1000,
     sample_seed: SampleSeedOpt = 0,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Fit an XGBoost model of 100 × the strategy probability on the 58 infoset features, from
-    one deck's table (the paper) or many (judged on unseen decks with --validate-on). The defaults
-    are the paper's authors' (RMSE, gamma 1, depth 16, eta 0.1, lambda 0, 700 rounds)."""
-    from pasur.learn.models import ModelParams, check_model_path, fit_model, save_model
+    """Fit an XGBoost model of 100 × the strategy probability on the 58 features of a strategy table,
+    from one deck's table (the paper) or many (judged on unseen decks with --validate-on), then
+    check it in play against its table. The defaults are those the registered 100-deck run showed
+    keep the table's strength (docs/experiments.md): play-weighted rows, depth 16, eta 0.3, 200
+    rounds, lambda 0, gamma 1; the paper's authors' were eta 0.1, 700 rounds, uniform rows."""
+    from pasur.common.device import resolve_device
+    from pasur.learn.check import check_verdict
+    from pasur.learn.models import ModelParams, check_model_path, save_model
 
     dev = resolve_device(device or "cpu")
     check_model_path(out, overwrite=overwrite)  # before the training, not after
@@ -76,25 +100,60 @@ def fit(
         "rounds": rounds,
         "min_split_loss": min_split_loss,
         "reg_lambda": reg_lambda,
+        "validation_fraction": validation_fraction,
+        "row_weights": row_weights,
+        "max_rows": max_rows,
     }
-    params = ModelParams(
-        **{k: v for k, v in given.items() if v is not None},
-        validation_fraction=validation_fraction,
-        max_rows=max_rows,
-        sample_seed=sample_seed,
-        row_weights=row_weights,
-    ).check()
+    params = ModelParams(**{k: v for k, v in given.items() if v is not None}, sample_seed=sample_seed).check()
     with err.status(f"fitting on {len(tables)} table(s)"):
-        model = fit_model(tables, params, device=str(dev), validation_tables=validate_on)
+        model, checks = _fit_and_check(tables, validate_on or [], params, str(dev), check_games, sample_seed)
     card = save_model(model, out, overwrite=overwrite)
-    v = model.card["validation"]
     if as_json:
         typer.echo(json.dumps({"model": str(out), "card": str(card), **model.card}, indent=1))
-        return
+    else:
+        _print_fit(model, out, card)
+    for c in checks:
+        verdict = check_verdict(c)
+        if verdict:
+            note(f"{c['table']}: {verdict}")
+
+
+def _fit_and_check(tables, validate_on, params, device: str, games: int, seed: int) -> tuple:
+    """The fit, then the play check on the training table (one deck) or on each unseen deck; the
+    checks go into the model's card (``play_check``)."""
+    from pasur.learn.check import check_table
+    from pasur.learn.models import fit_model
+    from pasur.learn.rows import table_tree
+
+    held = {}  # a per-deck fit's table: its tree and strategy, built once for weights and check
+    if len(tables) == 1 and not validate_on and (games or params.row_weights == "play"):
+        _, tree, strategy = table_tree(tables[0])
+        held = {"trees": {tables[0]: tree}, "strategies": {tables[0]: strategy}}
+    model = fit_model(tables, params, device=device, validation_tables=validate_on, **held)
+    checks = []
+    if games:
+        targets = validate_on or (tables if len(tables) == 1 else [])
+        for path in targets:
+            tree = held.get("trees", {}).get(path)
+            strategy = held.get("strategies", {}).get(path)
+            checks.append(check_table(model, path, games, seed, tree, strategy))
+        model.card["play_check"] = checks
+    return model, checks
+
+
+def _print_fit(model, out: Path, card: Path) -> None:
+    v = model.card["validation"]
     typer.echo(f"model {out} (card {card.name}): {model.card['kind']}, {model.card['tree_mode']} tree features")
     typer.echo(f"trained on {model.card['training']['rows_used']:,} rows; train RMSE {v['train_rmse']:.3f}")
     if v.get("rmse") is not None:
+        weighted = f", play-weighted RMSE {v['play_weighted_rmse']:.3f}" if "play_weighted_rmse" in v else ""
         typer.echo(
-            f"validation ({v['rows']:,} rows): RMSE {v['rmse']:.3f} (of 100 × probability), "
+            f"validation ({v['rows']:,} rows): RMSE {v['rmse']:.3f} (of 100 × probability){weighted}, "
             f"top-action agreement {v['agreement']:.1%}"
+        )
+    for c in model.card.get("play_check", []):
+        gaps = ", ".join(f"as {s} table {g['table']:+.2f}, model {g['model']:+.2f}" for s, g in c["seats"].items())
+        typer.echo(
+            f"in play against random ({c['games']:,} games a matchup, {c['table']}): {gaps}; "
+            f"the table's favourite on {c['play_agreement']:.1%} of {c['play_decisions']:,} decisions"
         )

@@ -114,6 +114,23 @@ def _training_rows(train: list, keeps: list, ws: list, params: ModelParams) -> t
     return x, y, w, available
 
 
+def _train(x: np.ndarray, y: np.ndarray, w: np.ndarray | None, params: ModelParams, device: str) -> tuple:
+    """XGBoost's training on the rows chosen; the booster and its RMSE on them."""
+    import xgboost as xgb
+
+    dtrain = xgb.DMatrix(x.astype(np.float32), label=y, weight=w, feature_names=feature_names())
+    history: dict = {}
+    booster = xgb.train(
+        params.xgb_params(device),
+        dtrain,
+        num_boost_round=params.rounds,
+        evals=[(dtrain, "train")],
+        evals_result=history,
+        verbose_eval=False,
+    )
+    return booster, history["train"]["rmse"][-1]
+
+
 def _measure(booster, held: _Held, names: list[str]) -> dict:
     """The card's measures of the held-out rows."""
     x = np.concatenate(held.x).astype(np.float32)
@@ -203,19 +220,16 @@ def fit_model(
         held.add(t.features(), t.y, t.group)
         held.rows += int(t.y.shape[0])
     x, y, w, available = _training_rows(train, keeps, ws, params)
-    dtrain = xgb.DMatrix(x.astype(np.float32), label=y, weight=w, feature_names=feature_names())
-    del x
-    history: dict = {}
-    booster = xgb.train(
-        params.xgb_params(device),
-        dtrain,
-        num_boost_round=params.rounds,
-        evals=[(dtrain, "train")],
-        evals_result=history,
-        verbose_eval=False,
-    )
-    validation: dict = {"train_rmse": history["train"]["rmse"][-1], "rmse": None}
+    booster, train_rmse = _train(x, y, w, params, device)
+    validation: dict = {"train_rmse": train_rmse, "rmse": None}
     if held.x:
         names = [t.deck_id for t in (valid or train)]
         validation.update(_measure(booster, held, names))
+    if hold_out and params.refit:
+        # the measures above are of a fit without the held-out decision points; the model kept is
+        # fitted again on every row, so that play meets no decision the model never saw
+        every = [weights_of[Path(t.path)] for t in train if weights_of[Path(t.path)] is not None]
+        x, y, w, available = _training_rows(train, [None] * len(train), every, params)
+        booster, validation["train_rmse"] = _train(x, y, w, params, device)
+        validation["measured_before_refit"] = True
     return StrategyModel(booster, _card(params, device, mode, train, valid, int(y.shape[0]), available, validation))

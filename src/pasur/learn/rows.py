@@ -27,24 +27,9 @@ def play_row_weights(path: Path, tree=None, strategy=None) -> np.ndarray:
     caller has it (``tree``: the same deck and tree mode; a sweep's, which saves a second tree of
     the tail's decks in memory); reads the table's strategy, unless the caller has it
     (``strategy``: the one the table was written from, on ``tree``)."""
-    import pyarrow.parquet as pq
-
-    from pasur.game.cards import parse_deck
-    from pasur.game.state import GameState
     from pasur.play.reach import iter_edge_play_weights
-    from pasur.solve.strategy_io import read_strategy_table
-    from pasur.solve.tree import build_tree
 
-    meta = pq.read_schema(path).metadata or {}
-    if meta.get(b"pasur.start", b"").decode() != "0.0":
-        raise PasurInputError(f"{path}: play weights need the table of a whole game (this one starts mid-game)")
-    deck = parse_deck(meta.get(b"pasur.deck", b"").decode())
-    if tree is None:
-        tree = build_tree(GameState.initial(deck), meta[b"pasur.tree"].decode(), infosets=False)
-    elif tree.mode != meta[b"pasur.tree"].decode() or tree.start != GameState.initial(deck):
-        raise PasurInputError(f"{path}: the tree given is not this table's deck and tree mode")
-    if strategy is None:
-        strategy = read_strategy_table(path, tree)
+    _, tree, strategy = table_tree(path, tree, strategy)
     # one float64 array of the rows' weights, filled a layer at a time; the float32 weights made
     # from it a slice at a time
     w = np.empty(tree.n_edges, dtype=np.float64)
@@ -57,6 +42,33 @@ def play_row_weights(path: Path, tree=None, strategy=None) -> np.ndarray:
     for a in range(0, w.shape[0], WEIGHT_SLICE):
         out[a : a + WEIGHT_SLICE] = w[a : a + WEIGHT_SLICE] / mean + PLAY_WEIGHT_FLOOR
     return out
+
+
+def table_tree(path: Path, tree=None, strategy=None) -> tuple:
+    """(deck, tree, strategy) of a whole-game strategy table: its deck from the metadata, its tree
+    built (without infosets) unless the caller has it (``tree``: the same deck and tree mode),
+    its strategy read unless the caller has it (``strategy``: the one the table was written from)."""
+    import pyarrow.parquet as pq
+
+    from pasur.game.cards import parse_deck
+    from pasur.game.state import GameState
+    from pasur.solve.strategy_io import read_strategy_table
+    from pasur.solve.tree import build_tree
+
+    meta = pq.read_schema(path).metadata or {}
+    if meta.get(b"pasur.start", b"").decode() != "0.0":
+        raise PasurInputError(
+            f"{path}: play weights and play checks need the table of a whole game "
+            "(this one starts mid-game; --row-weights uniform trains without them)"
+        )
+    deck = parse_deck(meta.get(b"pasur.deck", b"").decode())
+    if tree is None:
+        tree = build_tree(GameState.initial(deck), meta[b"pasur.tree"].decode(), infosets=False)
+    elif tree.mode != meta[b"pasur.tree"].decode() or tree.start != GameState.initial(deck):
+        raise PasurInputError(f"{path}: the tree given is not this table's deck and tree mode")
+    if strategy is None:
+        strategy = read_strategy_table(path, tree)
+    return deck, tree, strategy
 
 
 def priority_sample(weights: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

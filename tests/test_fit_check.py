@@ -1,0 +1,57 @@
+"""``pasur fit``'s play check (issue 47): the model against its table where play goes, and the
+one-line warning when the model cannot keep the table's strength."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from pasur.cli import app
+from pasur.learn.check import MIN_PLAY_AGREEMENT, TOLERANCE_POINTS, check_verdict
+
+
+def _check(alex_gap_ci: tuple, bob_gap_ci: tuple, agreement: float) -> dict:
+    seat = lambda lo, hi: {"table": 10.0, "model": 10.0 - (lo + hi) / 2, "gap": (lo + hi) / 2, "ci95": [lo, hi]}  # noqa: E731
+    return {
+        "games": 1000,
+        "seats": {"alex": seat(*alex_gap_ci), "bob": seat(*bob_gap_ci)},
+        "play_decisions": 5000,
+        "play_agreement": agreement,
+    }
+
+
+def test_the_verdict_warns_only_where_the_model_is_measurably_weaker_or_disagrees():
+    ok = MIN_PLAY_AGREEMENT + 0.05
+    assert check_verdict(_check((-0.3, 0.5), (0.2, 1.4), ok)) is None  # within the tolerance's reach
+    weaker = check_verdict(_check((-0.3, 0.5), (TOLERANCE_POINTS + 0.1, 3.0), ok))
+    assert weaker.startswith("warning: the model plays weaker than its table") and "as bob +2.05" in weaker
+    assert "\n" not in weaker
+    disagrees = check_verdict(_check((-0.3, 0.5), (-0.3, 0.5), MIN_PLAY_AGREEMENT - 0.01))
+    assert disagrees is not None and f"{MIN_PLAY_AGREEMENT - 0.01:.1%}" in disagrees
+
+
+def test_fit_checks_the_model_in_play_and_warns_in_one_line_when_it_is_weak(tmp_path):
+    """A one-split model of a whole deal's table plays nothing like it: the fit says so on one
+    line of stderr with the measured gaps, and the card keeps the check; a model of the default
+    settings (trained on every row at once) on the same table is within the tolerance and gets
+    no warning."""
+    runner = CliRunner()
+    solved = runner.invoke(app, ["solve", "--seed", "36", "--method", "dcfr", "--out", str(tmp_path / "s")])
+    assert solved.exit_code == 0, solved.output
+    table = str(tmp_path / "s" / "strategy.parquet")
+    args = ["fit", table, "--check-games", "400", "--json"]
+    weak = runner.invoke(app, [*args, "--out", str(tmp_path / "weak.ubj"), "--rounds", "1", "--max-depth", "1"])
+    assert weak.exit_code == 0, weak.output
+    lines = [line for line in weak.stderr.splitlines() if "warning" in line]
+    assert len(lines) == 1 and lines[0].startswith(f"{table}: warning: the model plays weaker than its table")
+    card = json.loads((tmp_path / "weak.card.json").read_text())
+    (check,) = card["play_check"]
+    assert check["games"] == 400 and check["table"] == table
+    assert max(s["ci95"][0] for s in check["seats"].values()) > TOLERANCE_POINTS
+    strong = runner.invoke(app, [*args, "--out", str(tmp_path / "strong.ubj"), "--validation-fraction", "0"])
+    assert strong.exit_code == 0, strong.output
+    assert "warning" not in strong.stderr
+    (check,) = json.loads((tmp_path / "strong.card.json").read_text())["play_check"]
+    assert all(s["ci95"][0] <= TOLERANCE_POINTS for s in check["seats"].values())
+    assert check["play_agreement"] >= MIN_PLAY_AGREEMENT
