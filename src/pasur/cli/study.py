@@ -81,6 +81,19 @@ def _job(
     ).check()
 
 
+_SweepGamesOpt = Annotated[int, typer.Option("--games", min=0, max=100_000_000, help="Self-play games per matchup.")]
+_SweepMatchupsOpt = Annotated[
+    list[str] | None, typer.Option("--matchup", help="A matchup to play (repeatable); default table-vs-table.")
+]
+_SweepKeepTableOpt = Annotated[
+    bool, typer.Option("--keep-table/--no-keep-table", help="Keep each deck's strategy.parquet.")
+]
+_SweepGpusPerTaskOpt = Annotated[
+    float | None,
+    typer.Option("--gpus-per-task", min=0, help="GPUs per deck, with --device cuda (default 1; fractions share)."),
+]
+
+
 @command(app)
 def sweep(
     out: Annotated[Path, typer.Option("--out", help="Folder of the sweep (created; rerun to resume).")],
@@ -90,20 +103,13 @@ def sweep(
     device: DeviceOpt = None,
     fit: FitOpt = False,
     model_params: ModelParamsOpt = None,
-    games: Annotated[int, typer.Option("--games", min=0, max=100_000_000, help="Self-play games per matchup.")] = 0,
-    matchups: Annotated[
-        list[str] | None, typer.Option("--matchup", help="A matchup to play (repeatable); default table-vs-table.")
-    ] = None,
-    keep_table: Annotated[
-        bool, typer.Option("--keep-table/--no-keep-table", help="Keep each deck's strategy.parquet.")
-    ] = True,
+    games: _SweepGamesOpt = 0,
+    matchups: _SweepMatchupsOpt = None,
+    keep_table: _SweepKeepTableOpt = True,
     memory_limit: MemOpt = None,
     address: AddressOpt = None,
     workers: WorkersOpt = None,
-    gpus_per_task: Annotated[
-        float | None,
-        typer.Option("--gpus-per-task", min=0, help="GPUs per deck, with --device cuda (default 1; fractions share)."),
-    ] = None,
+    gpus_per_task: _SweepGpusPerTaskOpt = None,
     retry_failed: RetryOpt = False,
     engine: EngineOpt = "ray",
     quiet: QuietOpt = False,
@@ -160,19 +166,25 @@ def sweep(
     if as_json:
         typer.echo(json.dumps(s, indent=1))
     else:
-        rate = f", {s['decks_per_hour']:,.0f} decks/hour" if s["decks_per_hour"] and s["to_run"] else ""
-        typer.echo(
-            f"{s['done']} of {s['decks']} decks done, {s['failed']} failed, {s['skipped']} skipped "
-            f"(done or failed before); {s['wall_seconds']:.1f} s{rate}; outputs in {out}"
-        )
-        line = per_deck_line(result.records)
-        if line:
-            typer.echo(line)
-        if s["failed_decks"]:
-            shown = ", ".join(s["failed_decks"][:10]) + (" ..." if len(s["failed_decks"]) > 10 else "")
-            note(f"failed: {shown} (errors: pasur report {out} --per-deck; rerun with --retry-failed)")
+        _print_sweep(s, result.records, out)
     if s["failed"]:
         raise typer.Exit(1)
+
+
+def _print_sweep(s: dict, records: list[dict], out: Path) -> None:
+    """A sweep's summary ``s`` in a few lines: decks done, failed and skipped, the rate, a line over
+    the done decks' ``records``, the failed decks (on stderr)."""
+    rate = f", {s['decks_per_hour']:,.0f} decks/hour" if s["decks_per_hour"] and s["to_run"] else ""
+    typer.echo(
+        f"{s['done']} of {s['decks']} decks done, {s['failed']} failed, {s['skipped']} skipped "
+        f"(done or failed before); {s['wall_seconds']:.1f} s{rate}; outputs in {out}"
+    )
+    line = per_deck_line(records)
+    if line:
+        typer.echo(line)
+    if s["failed_decks"]:
+        shown = ", ".join(s["failed_decks"][:10]) + (" ..." if len(s["failed_decks"]) > 10 else "")
+        note(f"failed: {shown} (errors: pasur report {out} --per-deck; rerun with --retry-failed)")
 
 
 def per_deck_line(records: list[dict]) -> str:
@@ -291,38 +303,49 @@ def _list_experiments(value: bool) -> None:
         raise typer.Exit(0)
 
 
+_ExpNameOpt = Annotated[str, typer.Argument(help="The experiment: see `pasur experiment --list`.")]
+_ExpOutOpt = Annotated[
+    Path, typer.Option("--out", help="Folder for the plots, tables and the sweep (rerun to resume).")
+]
+_ExpGamesOpt = Annotated[
+    int, typer.Option("--games", min=1, max=100_000_000, help="Self-play games per matchup and deck.")
+]
+_ExpFitOpt = Annotated[bool, typer.Option("--fit", help="Play XGBoost models of the strategies (the paper).")]
+_ExpPaperMemoryLimitOpt = Annotated[
+    float, typer.Option("--paper-memory-limit", help="figure12: GiB a paper tree may take (larger: not built).")
+]
+_ExpPaperResultsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--paper-results",
+        help="figure14: the paper's recorded self-play (MM.csv of sinabaghal/Pasur), to compare with; "
+        "read the decks from its decks_10000.pt (--deck-file F --decks N).",
+    ),
+]
+_ExpListingOpt = Annotated[
+    bool, typer.Option("--list", callback=_list_experiments, is_eager=True, help="List the experiments and exit.")
+]
+
+
 @command(app)
 def experiment(
-    name: Annotated[str, typer.Argument(help="The experiment: see `pasur experiment --list`.")],
-    out: Annotated[Path, typer.Option("--out", help="Folder for the plots, tables and the sweep (rerun to resume).")],
+    name: _ExpNameOpt,
+    out: _ExpOutOpt,
     decks: DeckChoice = DECKS,
     cfr: CfrChoice = CFR,
     tree: TreeOpt = None,
-    games: Annotated[
-        int, typer.Option("--games", min=1, max=100_000_000, help="Self-play games per matchup and deck.")
-    ] = 2000,
-    fit: Annotated[bool, typer.Option("--fit", help="Play XGBoost models of the strategies (the paper).")] = False,
+    games: _ExpGamesOpt = 2000,
+    fit: _ExpFitOpt = False,
     model_params: ModelParamsOpt = None,
-    paper_memory_limit: Annotated[
-        float, typer.Option("--paper-memory-limit", help="figure12: GiB a paper tree may take (larger: not built).")
-    ] = 4.0,
-    paper_results: Annotated[
-        Path | None,
-        typer.Option(
-            "--paper-results",
-            help="figure14: the paper's recorded self-play (MM.csv of sinabaghal/Pasur), to compare with; "
-            "read the decks from its decks_10000.pt (--deck-file F --decks N).",
-        ),
-    ] = None,
+    paper_memory_limit: _ExpPaperMemoryLimitOpt = 4.0,
+    paper_results: _ExpPaperResultsOpt = None,
     workers: WorkersOpt = None,
     engine: EngineOpt = "ray",
     address: AddressOpt = None,
     retry_failed: RetryOpt = False,
     device: DeviceOpt = None,
     memory_limit: MemOpt = None,
-    listing: Annotated[
-        bool, typer.Option("--list", callback=_list_experiments, is_eager=True, help="List the experiments and exit.")
-    ] = False,
+    listing: _ExpListingOpt = False,
     quiet: QuietOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
