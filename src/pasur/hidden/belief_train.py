@@ -219,21 +219,7 @@ def run_belief(
     del train_games
     first: dict = {}
     if self_play:
-        say("evaluating the first model on the held-out games")
-        s1 = belief_eval.summarize(belief_eval.score(model, test))["by_round"]
-        first_model = {k: report[k] for k in ("val_nll", "best_epoch", "train_seconds")}
-        first_model["held_out_log_likelihood"] = {k: v["log_likelihood"] for k, v in s1.items()}
-        first = {"first_model": first_model}
-        say(f"playing {self_play:,} games of {', '.join(m[0] for m in SELF_MIX)} with the first model's belief")
-        own = load_games(generate(out / "games", "self", self_play, seed + games, sample_seed, tick("self"),
-                                  SELF_MIX, model))  # fmt: skip
-        extra = samples(own)
-        extra["game"] = extra["game"] + int(data["game"].max()) + 1
-        data = {k: np.concatenate([data.pop(k), extra.pop(k)]) for k in list(data)}
-        first["self_play_seconds"] = round(float(own["seconds"]), 1)
-        say(f"training the second model on {len(data['n']):,} positions")
-        model, report = train(data, epochs, sample_seed, checkpoint=out / "checkpoint-2.pt", device=device,
-                              on_epoch=on_epoch)  # fmt: skip
+        model, report, first = _second_generation(out, spec, model, report, data, test, device, say, tick, on_epoch)
     del data
     say("evaluating on the held-out games")
     t0 = time.perf_counter()
@@ -261,3 +247,32 @@ def run_belief(
     model.save(out / "belief-weights.pt", fit)
     belief_eval.write(summary, {"fit": {k: v for k, v in fit.items() if k not in ("history", "held_out")}}, out)
     return fit
+
+
+def _second_generation(
+    out: Path, spec: dict, model: BeliefModel, report: dict, data: dict, test: dict, device: str,
+    say: Callable[[str], None], tick: Callable, on_epoch: Callable[[int, dict], None] | None,
+) -> tuple[BeliefModel, dict, dict]:  # fmt: skip
+    """``run_belief``'s second generation: the first model measured on the held-out games, the
+    self-play games of :data:`SELF_MIX` sampling from it, and a model trained from scratch on all
+    the positions (``data``'s arrays are given up to them). Returns the second model, its report,
+    and what the fit records of the first."""
+    from pasur.hidden import belief_eval
+
+    games, seed, sample_seed, self_play = spec["games"], spec["seed"], spec["sample_seed"], spec["self_play"]
+    say("evaluating the first model on the held-out games")
+    s1 = belief_eval.summarize(belief_eval.score(model, test))["by_round"]
+    first_model = {k: report[k] for k in ("val_nll", "best_epoch", "train_seconds")}
+    first_model["held_out_log_likelihood"] = {k: v["log_likelihood"] for k, v in s1.items()}
+    first = {"first_model": first_model}
+    say(f"playing {self_play:,} games of {', '.join(m[0] for m in SELF_MIX)} with the first model's belief")
+    own = load_games(generate(out / "games", "self", self_play, seed + games, sample_seed, tick("self"),
+                              SELF_MIX, model))  # fmt: skip
+    extra = samples(own)
+    extra["game"] = extra["game"] + int(data["game"].max()) + 1
+    data = {k: np.concatenate([data.pop(k), extra.pop(k)]) for k in list(data)}
+    first["self_play_seconds"] = round(float(own["seconds"]), 1)
+    say(f"training the second model on {len(data['n']):,} positions")
+    model, report = train(data, spec["epochs"], sample_seed, checkpoint=out / "checkpoint-2.pt", device=device,
+                          on_epoch=on_epoch)  # fmt: skip
+    return model, report, first
