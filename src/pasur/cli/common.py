@@ -33,7 +33,7 @@ from pasur.cli.clicklib import (
     UsageError,
     get_current_context,
 )
-from pasur.common import regret
+from pasur.common import cfr_methods
 from pasur.common.console import err, note, progress_display
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import describe_os_error
@@ -275,8 +275,9 @@ def _rename(values: dict, **names: str) -> dict:
 # -- CFR --------------------------------------------------------------------------------
 
 #: ``pasur.solve.cfr.METHODS``: the full-width and predictive rules of :mod:`pasur.common.regret`
-#: and the sampled es-mccfr (tests/test_cli.py checks that the two agree)
-CFR_METHODS = (*regret.METHODS, *regret.PREDICTIVE, "es-mccfr")
+#: (their names from :mod:`pasur.common.cfr_methods`, which imports no torch) and the sampled
+#: es-mccfr (tests/test_cli.py checks that the two agree)
+CFR_METHODS = (*cfr_methods.METHODS, *cfr_methods.PREDICTIVE, "es-mccfr")
 #: the target when neither --iterations nor --target-exploitability is given (points of
 #: exploitability = NashConv / 2; the NashConv 0.05 of the versions before docs/conventions.md)
 DEFAULT_TARGET = 0.025
@@ -313,7 +314,7 @@ class CfrChoice:
             target = DEFAULT_TARGET
         if "check_every" in self.given and target is None:
             raise PasurInputError("--check-every applies only with a --target-exploitability")
-        for name, takers in regret.PARAMETER_METHODS.items():
+        for name, takers in cfr_methods.PARAMETER_METHODS.items():
             methods = [m for m in takers if m in CFR_METHODS]
             if name in self.given and method not in methods:
                 raise PasurInputError(f"--{name} applies only to --method {' or '.join(methods)}")
@@ -391,8 +392,10 @@ CheckEveryOpt = Annotated[
         help="CFR: measure the round's exploitability (NashConv / 2) every K iterations.",
     ),
 ]
+#: the defaults --alpha and --gamma name: DCFR's and PDCFR+'s (alpha, gamma)
+_DCFR, _PDCFR = cfr_methods.default_parameters("dcfr"), cfr_methods.default_parameters("pdcfr+")
 #: the --alpha help's defaults, DCFR's and PDCFR+'s
-ALPHA_DEFAULTS = f"(default {regret.default_parameters('dcfr')[0]:g}, {regret.default_parameters('pdcfr+')[0]:g})"
+ALPHA_DEFAULTS = f"(default {_DCFR[0]:g}, {_PDCFR[0]:g})"
 AlphaOpt = Annotated[
     float | None,
     typer.Option("--alpha", min=0, max=10, help=f"DCFR, PDCFR+: positive regret discount exponent {ALPHA_DEFAULTS}."),
@@ -405,7 +408,7 @@ GammaOpt = Annotated[
         min=0,
         max=10,
         help="DCFR and the predictive variants: the average's weight t^gamma "
-        f"(default {regret.default_parameters('dcfr')[1]:g}, PDCFR+ {regret.default_parameters('pdcfr+')[1]:g}).",
+        f"(default {_DCFR[1]:g}, PDCFR+ {_PDCFR[1]:g}).",
     ),
 ]
 UpdatesOpt = Annotated[str, typer.Option("--updates", help="CFR: alternating (update Alex, then Bob) or simultaneous.")]

@@ -26,7 +26,7 @@ from pasur.cli.common import (
     progress_display,
     refuse_unless,
 )
-from pasur.common import regret
+from pasur.common import cfr_methods
 from pasur.common.errors import PasurInputError
 
 poker_app = typer.Typer(
@@ -59,15 +59,15 @@ IsoOpt = Annotated[
 
 def _method_help() -> str:
     """--method's help: each method with the parameters it runs with by default."""
-    a, g = regret.DCFR_DEFAULTS[0], regret.DCFR_DEFAULTS[2]
-    b = regret.DCFR_DEFAULTS[1]
-    pred = {m: regret.default_parameters(m) for m in regret.PREDICTIVE}
+    a, g = cfr_methods.DCFR_DEFAULTS[0], cfr_methods.DCFR_DEFAULTS[2]
+    b = cfr_methods.DCFR_DEFAULTS[1]
+    pred = {m: cfr_methods.default_parameters(m) for m in cfr_methods.PREDICTIVE}
     return (
-        f"{', '.join(regret.METHODS)} (alpha {a:g}, beta {b:g}, gamma {g:g}), the predictive pcfr+ "
+        f"{', '.join(cfr_methods.METHODS)} (alpha {a:g}, beta {b:g}, gamma {g:g}), the predictive pcfr+ "
         f"(gamma {pred['pcfr+'][1]:g}), pdcfr+ (alpha {pred['pdcfr+'][0]:g}, gamma {pred['pdcfr+'][1]:g}) and "
-        f"sapcfr+ (gamma {pred['sapcfr+'][1]:g}), or the scheduled {' and '.join(sorted(regret.SCHEDULED))} "
-        f"(Zhang et al. 2026's HS({regret.HS_GAMMA0:g}): gamma from {regret.HS_GAMMA0:g} to "
-        f"{regret.HS_GAMMA0 - regret.HS_GAMMA_DROP:g} over --iterations, which they need)."
+        f"sapcfr+ (gamma {pred['sapcfr+'][1]:g}), or the scheduled {' and '.join(sorted(cfr_methods.SCHEDULED))} "
+        f"(Zhang et al. 2026's HS({cfr_methods.HS_GAMMA0:g}): gamma from {cfr_methods.HS_GAMMA0:g} to "
+        f"{cfr_methods.HS_GAMMA0 - cfr_methods.HS_GAMMA_DROP:g} over --iterations, which they need)."
     )
 
 
@@ -265,7 +265,7 @@ _GammaOpt = Annotated[
     typer.Option(
         "--gamma",
         help="DCFR and the predictive variants: the average's weight t^gamma; hs-dcfr, hs-pcfr+: its start "
-        f"({regret.HS_GAMMA0:g}).",
+        f"({cfr_methods.HS_GAMMA0:g}).",
     ),
 ]
 _MemoryLimitOpt = Annotated[
@@ -308,7 +308,7 @@ def solve(
     from pasur.poker.solvers import CFRConfig
 
     g = _game(game)
-    scheduled = method in regret.SCHEDULED  # their schedules run over --iterations
+    scheduled = method in cfr_methods.SCHEDULED  # their schedules run over --iterations
     cfg = CFRConfig(
         method=method, updates=updates, alpha=alpha, beta=beta, gamma=gamma, horizon=iterations if scheduled else None
     )
@@ -358,7 +358,7 @@ def _check_solve(
     and an output folder that cannot be written, before any work."""
     from pasur.common.outputs import check_output_dir
 
-    takes = regret.PARAMETER_METHODS
+    takes = cfr_methods.PARAMETER_METHODS
     refuse_unless(method in takes["alpha"], ["alpha"], f"to --method {' or '.join(takes['alpha'])}")
     refuse_unless(method in takes["beta"], ["beta"], f"to --method {' or '.join(takes['beta'])}")
     refuse_unless(method in takes["gamma"], ["gamma"], "to --method dcfr, the predictive and the scheduled ones")
@@ -551,7 +551,7 @@ _ExpMethodsOpt = Annotated[
         help="bufp-convergence, bufp-total: the methods, comma-separated (default cfr,bufp-x,bufp-ef,xfp; "
         "also bufp-authors, bufp-authors-c10: BUFP as its authors' code runs it); bufp-crossplay: the same "
         "names (default cfr,bufp-ef,bufp-x; cfr and bufp-ef required); lossless: CFR methods (default dcfr; "
-        f"{', '.join((*regret.METHODS, *regret.PREDICTIVE))}).",
+        f"{', '.join((*cfr_methods.METHODS, *cfr_methods.PREDICTIVE))}).",
     ),
 ]
 
