@@ -34,8 +34,10 @@ def tiny():
     return build_tree("tiny")
 
 
-def test_tiny_tree_has_the_listed_size(tiny):
+def test_tiny_and_micro_trees_have_the_listed_sizes(tiny):
     assert (tiny.n_histories, *tiny.n_infosets) == SIZES["tiny"]
+    micro = build_tree("micro")
+    assert (micro.n_histories, *micro.n_infosets) == SIZES["micro"]
     for above, level in zip(tiny.levels, tiny.levels[1:], strict=False):
         if above.kind == "chance":  # each deal's probabilities add up to 1
             totals = np.bincount(level.parent, weights=level.prob, minlength=len(above))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -136,7 +137,9 @@ def hidden_solve(
     v = get_variant(variant)
     if not quiet:
         note(f"building the {v.name} tree")
+    started = time.perf_counter()
     tree = build_tree(v)
+    build_seconds = time.perf_counter() - started
     solver = HiddenCFR(tree, cfg, dev)
 
     def progress(done: int, expl: float | None) -> None:
@@ -156,6 +159,7 @@ def hidden_solve(
         "target_exploitability": target_exploitability,
         "target_met": result.target_met,
         "seconds": result.seconds,
+        "build_seconds": build_seconds,
         "histories": tree.n_histories,
         "infosets": list(tree.n_infosets),
         "device": str(dev),

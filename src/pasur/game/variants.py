@@ -216,8 +216,24 @@ SMALL = (
     ),
 )
 
+#: the smallest row, for checks against OpenSpiel (whose game deals card by card): one card per
+#: hand, so a player chooses only among the captures of its card; not one of the small variants
+#: that keep the game's character
+MICRO = Variant(
+    name="micro",
+    about="6 cards (A T J of clubs and diamonds), 2 in the pool, 2 deals of 1 card: for checks",
+    ranks=(0, 9, 10),
+    suits=(0, 1),
+    hand_size=1,
+    deals=2,
+    pool_size=2,
+    point_cards=((0, 1), (1, 1), (_card("TC"), 2), (_card("TD"), 3), (40, 1), (41, 1)),
+    clubs_for_bonus=2,
+    **_SMALL_SCORING,
+)
+
 #: every named variant, by name; ``standard`` first
-VARIANTS: dict[str, Variant] = {v.name: v for v in (STANDARD, *SMALL)}
+VARIANTS: dict[str, Variant] = {v.name: v for v in (STANDARD, *SMALL, MICRO)}
 
 
 def get_variant(name: str | Variant) -> Variant:

@@ -37,11 +37,12 @@ KINDS = ("alex", "bob", "chance", "terminal")
 
 #: the sizes of the small variants' trees, as :func:`build_tree` counts them (histories, then
 #: Alex's and Bob's information sets): ``pasur variants`` lists them without building the trees;
-#: ``tests/hidden/test_variants_cfr.py`` rebuilds tiny's, ``pasur hidden-solve`` writes each one's
+#: ``tests/hidden/test_variants_cfr.py`` rebuilds tiny's and micro's, ``pasur hidden-solve`` writes each one's
 #: into its summary (``results/hidden-variants/``)
 SIZES: dict[str, tuple[int, int, int]] = {
     "tiny": (180_445, 56_764, 71_104),
     "mini": (4_983_137, 1_589_212, 1_968_816),
+    "micro": (745, 192, 252),
 }
 
 
@@ -245,3 +246,21 @@ def _deal_next(states):
             child_parent.append(n)
             prob.append(1.0 / len(deals))
     return children, events, np.array(child_parent, np.int64), np.array(prob)
+
+
+def seen_key(info) -> tuple:
+    """What :meth:`HistoryTree.seen` lists, read off an
+    :class:`~pasur.hidden.infostate.InfoState`: the deal, then the moves, with each own new hand
+    where its deal began. The key of the information set ``info`` is in."""
+    p = info.player
+    events: list[tuple] = [("deal", info.initial_pool, info.dealt(p, 0))]
+    rnd = 0
+    for m in info.moves:
+        while m.round > rnd:
+            rnd += 1
+            events.append(("hand", info.dealt(p, rnd)))
+        events.append(("move", m.card, m.captured))
+    while info.round > rnd:
+        rnd += 1
+        events.append(("hand", info.dealt(p, rnd)))
+    return tuple(events)

@@ -8,6 +8,10 @@ cards, uniform over the cards left), then plays with the scalar rules. A player'
 state string holds exactly our :class:`~pasur.hidden.infostate.InfoState`. Actions are global ids:
 ``0..51`` lay a card; then every numeric capture (played card, subset of the 2764), a Jack's
 capture, a Queen's or King's capture of one card.
+
+The game parameter ``variant`` names a row of :data:`pasur.game.variants.VARIANTS` (default
+``standard``): ``pyspiel.load_game("python_pasur", {"variant": "tiny"})`` deals that variant's deck,
+hands and deals, and scores by its constants.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from pasur.common.errors import PasurInputError
 from pasur.game.cards import ALL_CARDS, JACK, JACK_MASK, NUMERIC_MASK, Deck, cards_of, format_card, rank
 from pasur.game.rules import Action
 from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
+from pasur.game.variants import STANDARD, Variant, get_variant
 from pasur.hidden.agents import HiddenAgent
 from pasur.hidden.game import observe
 from pasur.hidden.infostate import InfoState, Move
@@ -100,12 +105,13 @@ def _game_type(pyspiel):
         provides_information_state_tensor=False,
         provides_observation_string=True,
         provides_observation_tensor=False,
-        parameter_specification={},
+        parameter_specification={"variant": "standard"},
     )
 
 
-def _game_info(pyspiel):
-    """The game's sizes: the action ids, 52 cards to deal, points in [-200, 200]."""
+def _game_info(pyspiel, variant: Variant = STANDARD):
+    """The game's sizes: the action ids, the deck's cards to deal, points in [-200, 200] (the
+    standard game's bound, which holds every smaller variant's)."""
     return pyspiel.GameInfo(
         num_distinct_actions=n_actions(),
         max_chance_outcomes=52,
@@ -113,7 +119,7 @@ def _game_info(pyspiel):
         min_utility=-200.0,
         max_utility=200.0,
         utility_sum=0.0,
-        max_game_length=52 + 48,
+        max_game_length=variant.n_cards + 2 * variant.hand_size * variant.deals,
     )
 
 
@@ -128,10 +134,15 @@ class _StateRules:
     def __deepcopy__(self, memo):  # OpenSpiel clones by deepcopy; the parts are immutable
         return type(self)(self.get_game(), self.dealt, self.gs, self.moves)
 
+    @property
+    def variant(self) -> Variant:
+        return self.get_game().variant
+
     def _dealing(self) -> bool:
         if self.gs is None:
             return True
-        return self.gs.turn == TURNS_PER_ROUND and self.gs.round < FINAL_ROUND
+        v = self.variant
+        return self.gs.turn == v.turns_per_round and self.gs.round < v.final_round
 
     def current_player(self):
         if self.gs is not None and self.gs.is_terminal:
@@ -144,10 +155,11 @@ class _StateRules:
         return sorted(action_id(a) for a in self.gs.legal_actions())
 
     def chance_outcomes(self):
-        left = ALL_CARDS
+        v = self.variant
+        left = v.deck_mask
         for c in self.dealt:
             left &= ~(1 << c)
-        if len(self.dealt) < 4:
+        if len(self.dealt) < v.pool_size:
             left &= ~JACK_MASK
         cards = cards_of(left)
         return [(c, 1.0 / len(cards)) for c in cards]
@@ -155,28 +167,31 @@ class _StateRules:
     def _apply_action(self, action):
         if self._dealing():
             self.dealt.append(int(action))
-            if len(self.dealt) % 8 == 4 and len(self.dealt) > 4:
+            v = self.variant
+            per_deal = 2 * v.hand_size
+            if len(self.dealt) > v.pool_size and (len(self.dealt) - v.pool_size) % per_deal == 0:
                 self._start_round()
             return
         gs = self.gs
         act = action_of(int(action), gs.pool)
         self.moves.append(Move(gs.player, gs.round, act.card, act.captured))
         gs = gs.play(act)
-        if gs.turn == TURNS_PER_ROUND and gs.round == FINAL_ROUND:
+        if gs.turn == gs.variant.turns_per_round and gs.round == gs.variant.final_round:
             gs = gs.end_round()
         self.gs = gs
 
     def _start_round(self):
         """All 8 cards of a round are dealt: the open-hand state of its first turn."""
-        rest = [c for c in range(52) if c not in set(self.dealt)]
-        deck = Deck(tuple(self.dealt + rest))  # the undealt order is a placeholder, never read
-        rnd = (len(self.dealt) - 12) // 8
+        v = self.variant
+        rest = [c for c in v.cards if c not in set(self.dealt)]
+        deck = Deck(tuple(self.dealt + rest), v)  # the undealt order is a placeholder, never read
+        rnd = (len(self.dealt) - v.pool_size) // (2 * v.hand_size) - 1
         hands = (deck.hand_mask(0, rnd), deck.hand_mask(1, rnd))
         if self.gs is None:
             self.gs = GameState.initial(deck)
         else:
             g = self.gs
-            self.gs = GameState(deck, rnd, 0, hands, g.pool, g.piles, g.surs, g.last_capturer)
+            self.gs = GameState(deck, rnd, 0, hands, g.pool, g.piles, g.surs, g.last_capturer, v)
 
     def _action_to_string(self, player, action):
         if player == self.player_ids.CHANCE:
@@ -242,7 +257,10 @@ def _register():
 
     class PasurGame(pyspiel.Game):
         def __init__(self, params=None):
-            super().__init__(game_type, game_info, params or {})
+            params = {"variant": "standard", **(params or {})}
+            self.variant = get_variant(str(params["variant"]))
+            info = game_info if self.variant.is_standard else _game_info(pyspiel, self.variant)
+            super().__init__(game_type, info, params)
 
         def new_initial_state(self):
             return PasurState(self)
@@ -255,9 +273,11 @@ def _register():
     return pyspiel
 
 
-def load_game():
-    """The registered OpenSpiel game (registering it on first use)."""
-    return _register().load_game(GAME_NAME)
+def load_game(variant: str = "standard"):
+    """The registered OpenSpiel game of ``variant`` (registering it on first use)."""
+    if variant == "standard":
+        return _register().load_game(GAME_NAME)
+    return _register().load_game(GAME_NAME, {"variant": get_variant(variant).name})
 
 
 def state_from_info(game, info: InfoState, rng: np.random.Generator):
@@ -267,12 +287,13 @@ def state_from_info(game, info: InfoState, rng: np.random.Generator):
 
     w = sample_worlds(info, 1, rng=rng)
     deck = world_deck(info, int(w.opp_hand[0]), [int(c) for c in w.undealt[0]])
-    n_dealt = 12 + 8 * info.round
+    v = info.variant
+    n_dealt = v.pool_size + 2 * v.hand_size * (info.round + 1)
     state = _register.state_class(game, deck.cards[:n_dealt])  # type: ignore[attr-defined]
     hands = [0, 0]
     hands[info.player], hands[1 - info.player] = info.hand, int(w.opp_hand[0])
     state.gs = GameState(
-        deck, info.round, info.turn, (hands[0], hands[1]), info.pool, info.piles, info.surs, info.last_capturer
+        deck, info.round, info.turn, (hands[0], hands[1]), info.pool, info.piles, info.surs, info.last_capturer, v
     )
     state.moves = list(info.moves)
     return state
