@@ -11,72 +11,90 @@ import typer
 from pasur.cli import app
 from pasur.cli.common import DeviceOpt, JsonOpt, OverwriteOpt, SampleSeedOpt, command, err, note
 
+_ValidateOnOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--validate-on", help="Tables of unseen decks to judge the model on (repeatable)."),
+]
+
+_MaxDepthOpt = Annotated[
+    int | None, typer.Option("--max-depth", min=1, max=32, help="Depth of each boosted tree (default 16).")
+]
+
+_LearningRateOpt = Annotated[
+    float | None,
+    typer.Option("--learning-rate", help="XGBoost's eta, in (0, 1] (default 0.3; the paper's authors' 0.1)."),
+]
+
+_RoundsOpt = Annotated[
+    int | None,
+    typer.Option("--rounds", min=1, max=100_000, help="Boosting rounds (default 200; the paper's authors' 700)."),
+]
+
+_MinSplitLossOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--min-split-loss",
+        min=0,
+        help="XGBoost's gamma: minimum loss reduction of a split (default 1, the paper's).",
+    ),
+]
+
+_RegLambdaOpt = Annotated[
+    float | None, typer.Option("--reg-lambda", min=0, help="XGBoost's lambda: L2 weight penalty (default 0).")
+]
+
+_ValidationFractionOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--validation-fraction",
+        help="Share of decision points held out to measure the model (without --validate-on; default 0.1).",
+    ),
+]
+
+_MaxRowsOpt = Annotated[
+    int | None,
+    typer.Option("--max-rows", min=1, help="Train on a seeded sample of at most this many rows (default 5,000,000)."),
+]
+
+_RowWeightsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--row-weights",
+        help=(
+            "play (the default): each row weighted by how often play reaches its decision (against random, "
+            "either seat, and against itself); or uniform (the paper: every table row alike)."
+        ),
+    ),
+]
+
+_CheckGamesOpt = Annotated[
+    int,
+    typer.Option(
+        "--check-games",
+        min=0,
+        max=1_000_000,
+        help=(
+            "Games a matchup of the play check: table and model each against random, both seats, on the "
+            "table's deck (with --validate-on, on each unseen deck); 0 skips it."
+        ),
+    ),
+]
+
 
 @command(app)
 def fit(
     tables: Annotated[list[Path], typer.Argument(help="Strategy tables (strategy.parquet) to train on.")],
     out: Annotated[Path, typer.Option("--out", help="Model file to write: .ubj or .json (XGBoost's formats).")],
-    validate_on: Annotated[
-        list[Path] | None,
-        typer.Option("--validate-on", help="Tables of unseen decks to judge the model on (repeatable)."),
-    ] = None,
-    max_depth: Annotated[
-        int | None, typer.Option("--max-depth", min=1, max=32, help="Depth of each boosted tree (default 16).")
-    ] = None,
-    learning_rate: Annotated[
-        float | None,
-        typer.Option("--learning-rate", help="XGBoost's eta, in (0, 1] (default 0.3; the paper's authors' 0.1)."),
-    ] = None,
-    rounds: Annotated[
-        int | None,
-        typer.Option("--rounds", min=1, max=100_000, help="Boosting rounds (default 200; the paper's authors' 700)."),
-    ] = None,
-    min_split_loss: Annotated[
-        float | None,
-        typer.Option(
-            "--min-split-loss",
-            min=0,
-            help="XGBoost's gamma: minimum loss reduction of a split (default 1, the paper's).",
-        ),
-    ] = None,
-    reg_lambda: Annotated[
-        float | None, typer.Option("--reg-lambda", min=0, help="XGBoost's lambda: L2 weight penalty (default 0).")
-    ] = None,
-    validation_fraction: Annotated[
-        float | None,
-        typer.Option(
-            "--validation-fraction",
-            help="Share of decision points held out to measure the model (without --validate-on; default 0.1).",
-        ),
-    ] = None,
-    max_rows: Annotated[
-        int | None,
-        typer.Option(
-            "--max-rows", min=1, help="Train on a seeded sample of at most this many rows (default 5,000,000)."
-        ),
-    ] = None,
-    row_weights: Annotated[
-        str | None,
-        typer.Option(
-            "--row-weights",
-            help=(
-                "play (the default): each row weighted by how often play reaches its decision (against random, "
-                "either seat, and against itself); or uniform (the paper: every table row alike)."
-            ),
-        ),
-    ] = None,
-    check_games: Annotated[
-        int,
-        typer.Option(
-            "--check-games",
-            min=0,
-            max=1_000_000,
-            help=(
-                "Games a matchup of the play check: table and model each against random, both seats, on the "
-                "table's deck (with --validate-on, on each unseen deck); 0 skips it."
-            ),
-        ),
-    ] = 1000,
+    validate_on: _ValidateOnOpt = None,
+    max_depth: _MaxDepthOpt = None,
+    learning_rate: _LearningRateOpt = None,
+    rounds: _RoundsOpt = None,
+    min_split_loss: _MinSplitLossOpt = None,
+    reg_lambda: _RegLambdaOpt = None,
+    validation_fraction: _ValidationFractionOpt = None,
+    max_rows: _MaxRowsOpt = None,
+    row_weights: _RowWeightsOpt = None,
+    check_games: _CheckGamesOpt = 1000,
     sample_seed: SampleSeedOpt = 0,
     device: DeviceOpt = None,
     overwrite: OverwriteOpt = False,
@@ -123,8 +141,10 @@ def _fit_and_check(tables, validate_on, params, device: str, games: int, seed: i
     checks go into the model's card (``play_check``)."""
     from pasur.learn.check import check_table
     from pasur.learn.models import fit_model
-    from pasur.learn.rows import table_tree
+    from pasur.learn.rows import _table_schema, table_tree
 
+    for path in [*tables, *validate_on]:
+        _table_schema(path)  # a missing or foreign file refused by name, before any work
     held = {}  # a per-deck fit's table: its tree and strategy, built once for weights and check
     if len(tables) == 1 and not validate_on and (games or params.row_weights == "play"):
         _, tree, strategy = table_tree(tables[0])
