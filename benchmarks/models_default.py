@@ -8,6 +8,13 @@ what is there), and ``--out/summary.md`` over them.
         --max-paper-nodes 20000000 --out results/models-default
     python benchmarks/models_default.py run --deck-file decks_10000.pt --tree compact --work runs/md \\
         --out results/models-default
+    python benchmarks/models_default.py cross --deck-file decks_10000.pt --first 130 --count 20 \\
+        --work runs/md --out results/models-default
+
+``cross`` is the paper's second next step measured in play: one model fitted on the compact
+tables of ``count`` decks from ``first`` on (``pasur fit A B ... --validate-on`` the plan's
+decks), played on the plan's decks, which it never saw, against random and against each deck's
+own table, both seats, beside the per-deck models of ``run`` (``cross.jsonl``, ``cross.md``).
 """
 
 from __future__ import annotations
@@ -164,6 +171,98 @@ def summarize(out: Path) -> None:
     (out / "summary.md").write_text("\n".join(lines) + "\n")
 
 
+def cross(args) -> None:
+    """One model across decks, judged in play on the plan's decks (their compact tables from ``run``)."""
+    out, work = Path(args.out), Path(args.work)
+    plan = json.loads((out / "decks.json").read_text())
+    stem = Path(args.deck_file).stem
+    train = []
+    for deck in range(args.first, args.first + args.count):
+        did = f"{stem}-{deck}"
+        if did in plan["decks"]:
+            raise SystemExit(f"error: training deck {did} is a plan deck")
+        folder = work / "cross-train" / did
+        if not (folder / "strategy.parquet").exists():
+            _pasur(
+                "solve",
+                "--deck-file",
+                args.deck_file,
+                "--deck-id",
+                did,
+                "--method",
+                "dcfr",
+                "--out",
+                str(folder),
+                "--overwrite",
+            )
+        train.append(str(folder / "strategy.parquet"))
+    unseen = [str(work / "compact" / did / "strategy.parquet") for did in plan["decks"]]
+    model = work / "cross-model.ubj"
+    t0 = time.time()
+    args_v = [x for u in unseen for x in ("--validate-on", u)]
+    fit = json.loads(
+        _pasur("fit", *train, *args_v, "--out", str(model), "--overwrite", "--check-games", str(GAMES), "--json")
+    )
+    fit_seconds = round(time.time() - t0, 1)
+    per_deck = {
+        r["deck_id"]: r
+        for r in map(json.loads, (out / "records.jsonl").read_text().splitlines())
+        if r["tree"] == "compact"
+    }
+    rows = []
+    for did, check in zip(plan["decks"], fit["play_check"], strict=True):
+        table = f"table:{work / 'compact' / did}"
+        alex, bob = check["seats"]["alex"], check["seats"]["bob"]
+        own = per_deck[did]
+        rows.append(
+            {
+                "deck_id": did,
+                "table_vs_random": alex["table"],
+                "cross_vs_random": alex["model"],
+                "random_vs_table": -bob["table"],
+                "random_vs_cross": -bob["model"],
+                "cross_vs_table": _mean(args.deck_file, did, f"model:{model}", table),
+                "table_vs_cross": _mean(args.deck_file, did, table, f"model:{model}"),
+                "per_deck_model_gap_as_alex": own["gap_as_alex"],
+                "per_deck_model_gap_as_bob": own["gap_as_bob"],
+                "cross_gap_as_alex": alex["gap"],
+                "cross_gap_as_bob": bob["gap"],
+                "play_agreement": check["play_agreement"],
+            }
+        )
+    meta = {
+        "training_decks": [Path(t).parent.name for t in train],
+        "rows_used": fit["training"]["rows_used"],
+        "rows_available": fit["training"]["rows_available"],
+        "fit_seconds": fit_seconds,
+        "validation": {k: v for k, v in fit["validation"].items() if k != "per_deck"},
+        "games": GAMES,
+    }
+    (out / "cross.json").write_text(json.dumps({"model": meta, "decks": rows}, indent=1) + "\n")
+    lines = [
+        "| deck | cross vs random (table) | random vs cross (table) | cross vs table | table vs cross "
+        "| cross gap Alex / Bob | per-deck gap Alex / Bob |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['deck_id']} | {r['cross_vs_random']:+.2f} ({r['table_vs_random']:+.2f}) | "
+            f"{r['random_vs_cross']:+.2f} ({r['random_vs_table']:+.2f}) | {r['cross_vs_table']:+.2f} | "
+            f"{r['table_vs_cross']:+.2f} | {r['cross_gap_as_alex']:+.2f} / {r['cross_gap_as_bob']:+.2f} | "
+            f"{r['per_deck_model_gap_as_alex']:+.2f} / {r['per_deck_model_gap_as_bob']:+.2f} |"
+        )
+    mean = lambda k: sum(r[k] for r in rows) / len(rows)  # noqa: E731
+    lines += [
+        "",
+        f"- mean gap to the deck's table against random: cross-deck model {mean('cross_gap_as_alex'):+.2f} "
+        f"as Alex, {mean('cross_gap_as_bob'):+.2f} as Bob; per-deck models "
+        f"{mean('per_deck_model_gap_as_alex'):+.2f} and {mean('per_deck_model_gap_as_bob'):+.2f}",
+        f"- mean head to head, points a game for the cross-deck model: {mean('cross_vs_table'):+.2f} as Alex, "
+        f"{-mean('table_vs_cross'):+.2f} as Bob (the table is the deck's near-equilibrium)",
+    ]
+    (out / "cross.md").write_text("\n".join(lines) + "\n")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -178,8 +277,14 @@ def main() -> None:
     r.add_argument("--tree", choices=("compact", "paper"), required=True)
     r.add_argument("--work", required=True)
     r.add_argument("--out", required=True)
+    c = sub.add_parser("cross")
+    c.add_argument("--deck-file", required=True)
+    c.add_argument("--first", type=int, required=True)
+    c.add_argument("--count", type=int, required=True)
+    c.add_argument("--work", required=True)
+    c.add_argument("--out", required=True)
     args = p.parse_args()
-    sizes(args) if args.cmd == "sizes" else run(args)
+    {"sizes": sizes, "run": run, "cross": cross}[args.cmd](args)
 
 
 if __name__ == "__main__":
