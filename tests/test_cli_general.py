@@ -76,3 +76,33 @@ def test_hidden_solve_writes_the_average_strategy_and_a_summary(tmp_path):
     assert max(abs(t - 1) for t in totals.values()) < 1e-12
     assert [sum(1 for p, _ in totals if p == q) for q in (0, 1)] == summary["infosets"]
     assert all(seen.startswith("pool ") for seen in table["seen"])  # what the player saw, from the deal on
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--variant", "micro", "--agent", "pimc:20"], "does not apply to a small variant yet"),
+        (["--variant", "micro", "--agent", "optimal"], "sees every card"),
+        (["--variant", "micro", "--agent", "nobody"], "nobody"),
+        (["--variant", "standard", "--agent", "greedy"], "far too large"),
+        (["--variant", "micro", "--agent", "greedy", "--equilibrium-target", "0"], "positive number"),
+    ],
+)
+def test_hidden_exploit_refuses_in_one_line(args, needle):
+    r = run("hidden-exploit", *args)
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), r.output
+    assert needle in lines[0] and "building" not in r.stderr
+
+
+def test_hidden_exploit_measures_greedy_against_best_responses_and_the_equilibrium():
+    r = run("hidden-exploit", "--variant", "micro", "--agent", "greedy", "--json")
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["exploitability"] == pytest.approx(rep["nash_conv"] / 2) and rep["exploitability"] > 0.01
+    assert rep["nash_conv"] == pytest.approx(
+        rep["best_response_to_agent_as_bob"] - rep["best_response_to_agent_as_alex"]
+    )
+    assert rep["equilibrium_exploitability"] <= 1e-3
+    # against the equilibrium a pure, exploitable agent cannot gain more than the equilibrium's slack
+    assert rep["margin_vs_equilibrium"] <= 2 * rep["equilibrium_exploitability"]

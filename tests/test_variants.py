@@ -142,3 +142,32 @@ def test_information_states_of_a_variant_hold_no_hidden_card(name):
 def test_standard_observations_stay_plain_information_states():
     info = HiddenGame(Deck.from_seed(0)).observation(0)
     assert type(info) is InfoState and info.variant is STANDARD
+
+
+def test_greedy_keeps_its_standard_choices_and_scores_a_variant_by_its_rules():
+    """Under the standard game greedy's choice is the most points now, then clubs, then cards
+    (its rule before variants); under a variant, points by the variant's point cards."""
+    from pasur.game.cards import clubs_in, parse_card
+    from pasur.game.rules import Action, immediate_points
+    from pasur.hidden.agents import GreedyAgent
+
+    greedy = GreedyAgent()
+    for seed in range(40):
+        g, rng = HiddenGame(Deck.from_seed(seed)), random.Random(seed)
+        while not g.is_terminal:
+            info = g.observation(g.mover)
+            acts = info.legal_actions()
+            taken = [(a.captured | (1 << a.card)) if a.captured else 0 for a in acts]
+            keys = [
+                (immediate_points(a, info.pool, info.round), clubs_in(t), t.bit_count())
+                for a, t in zip(acts, taken, strict=True)
+            ]
+            assert greedy.choose(info) == acts[keys.index(max(keys))]
+            g.apply(rng.choice(acts))
+    # mini: 6D is worth 3 (nothing in the standard game), so greedy's 5C takes it rather than 6C
+    mini = get_variant("mini")
+    c = parse_card
+    deck = Deck.parse("6C 6D 5C KC AC AD 5D JC JD KD", mini)  # pool 6C 6D; Alex 5C KC
+    info = HiddenGame(deck).observation(0)
+    assert greedy.choose(info) == Action(c("5C"), 1 << c("6D"))
+    assert dict(greedy.action_values(info))[Action(c("5C"), 1 << c("6D"))] == 5.0  # 5C 2 + 6D 3

@@ -15,7 +15,9 @@ from pasur.common import regret
 from pasur.game.cards import JACK, Deck, cards_of, mask_of, rank
 from pasur.game.state import GameState
 from pasur.game.variants import get_variant
+from pasur.hidden.agents import HiddenAgent
 from pasur.hidden.exact_cfr import ALL_METHODS, HiddenCFR, HiddenCFRConfig, solve
+from pasur.hidden.exact_exploit import agent_table, exploit_report, info_state
 from pasur.hidden.game import HiddenGame, observe
 from pasur.hidden.history_tree import SIZES, build_tree
 from pasur.hidden.infostate import Move
@@ -125,6 +127,7 @@ def test_information_sets_are_exactly_the_players_information_states(tiny):
                 hidden = game.state.hands[1 - p] | game.state.undealt()
                 assert info.hand & hidden == 0 and all(((1 << m.card) | m.captured) & hidden == 0 for m in info.moves)
                 assert seen.setdefault(info, (p, i)) == (p, i)
+                assert info_state(tiny, p, i) == info  # rebuilt from what the player has seen alone
     assert len(set(seen.values())) == len(seen) == 4 * 25  # one InfoState per information set
     assert shared > 25
 
@@ -239,17 +242,30 @@ def test_best_response_to_a_pure_policy_equals_brute_force(tiny, responder):
     assert solver.value(profile) == pytest.approx(value, abs=1e-9)
 
 
+class LowestCardAgent(HiddenAgent):
+    """A planted exploitable agent: it always plays its lowest card (its first legal action)."""
+
+    name = "lowest"
+
+    def choose(self, info):
+        return info.legal_actions()[0]
+
+
 def test_an_agent_that_always_plays_its_lowest_card_is_exploitable(tiny):
     solver = HiddenCFR(tiny, HiddenCFRConfig("dcfr"))
     solver.iterate(60)
     equilibrium = solver.average_policy()
-    lowest = _lowest_card_table(solver)
+    lowest = agent_table(solver, LowestCardAgent())  # asked at every information set, in batches
+    assert torch.equal(lowest, _lowest_card_table(solver))
     assert solver.exploitability(equilibrium) < 1e-3
     assert solver.exploitability(lowest) > 0.5
     # against it, each seat of the best responder wins more than the game's value gives
     v_star = solver.value(equilibrium)
     assert solver.best_response(lowest, 0)[0] > v_star + 0.25
     assert solver.best_response(lowest, 1)[0] < v_star - 0.25
+    report = exploit_report(solver, lowest, equilibrium)
+    assert report["exploitability"] == pytest.approx(solver.exploitability(lowest))
+    assert report["margin_vs_equilibrium"] < -0.1 and report["equilibrium_exploitability"] < 1e-3
 
 
 def test_mini_is_at_least_a_million_histories():

@@ -186,3 +186,69 @@ def _write(out: Path, overwrite: bool, tree, result, summary: dict) -> None:
         summary["strategy_rows"] = write_strategy(tmp / "strategy.parquet", tree, result.policy)
         write_text_atomic(tmp / "summary.json", json.dumps(summary, indent=1) + "\n")
     summary["out"] = str(out)
+
+
+@command(app, "hidden-exploit")
+def hidden_exploit(
+    variant: VariantOpt,
+    agent: Annotated[
+        str,
+        typer.Option("--agent", help="An agent of pasur arena, or several, comma-separated (random, greedy apply)."),
+    ],
+    equilibrium_target: Annotated[
+        float,
+        typer.Option(
+            "--equilibrium-target",
+            help="The exploitability (points) to which the equilibrium the agent is compared with is solved (DCFR).",
+        ),
+    ] = 1e-3,
+    device: DeviceOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """The exact exploitability of an agent on a small variant: its policy at every information
+    set, the best responses against it in each seat (exploitability = NashConv / 2, points per
+    game), and its margins against a solved equilibrium. Several agents share one tree and one
+    equilibrium; ``--json`` prints one object per agent (a list when there are several)."""
+    from pasur.hidden.exact_exploit import not_applicable
+    from pasur.hidden.registry import make_agent
+
+    _check_solve(variant, "dcfr", None, equilibrium_target, None, False)
+    specs = [x.strip() for x in agent.split(",")]
+    for spec in specs:
+        why = not_applicable(spec.split(":")[0].split("@")[0]) if spec else "an empty name"
+        if why is not None:
+            raise PasurInputError(f"--agent {spec!r} does not apply to a small variant yet: {why}")
+    players = [make_agent(spec) for spec in specs]
+    reports = _exploit(get_variant(variant), specs, players, equilibrium_target, device, quiet)
+    if as_json:
+        typer.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=1))
+        return
+    for r in reports:
+        typer.echo(
+            f"{r['agent']} on {r['variant']}: exploitability {r['exploitability']:.4f} points per game "
+            f"(NashConv {r['nash_conv']:.4f}); against the equilibrium {r['margin_vs_equilibrium']:+.4f}"
+        )
+
+
+def _exploit(v, specs: list[str], players: list, target: float, device: str | None, quiet: bool) -> list[dict]:
+    """Each agent's report (:func:`pasur.hidden.exact_exploit.exploit_report`) on ``v``'s tree."""
+    from pasur.common.device import resolve_device
+    from pasur.hidden.exact_cfr import HiddenCFR, HiddenCFRConfig, solve
+    from pasur.hidden.exact_exploit import agent_table, exploit_report
+    from pasur.hidden.history_tree import build_tree
+
+    if not quiet:
+        note(f"building the {v.name} tree")
+    solver = HiddenCFR(build_tree(v), HiddenCFRConfig("dcfr"), resolve_device(device or "cpu"))
+    tables = [
+        agent_table(solver, p, distribution=s.split(":")[0] == "random") for s, p in zip(specs, players, strict=True)
+    ]
+    if not quiet:
+        note(f"solving {v.name} to exploitability {target:g}")
+    eq = solve(solver, 100_000, target_exploitability=target, check_every=10)
+    units = "points per game; exploitability = nash_conv / 2; margins are the agent's"
+    return [
+        {"variant": v.name, "agent": s, **exploit_report(solver, t, eq.policy), "units": units}
+        for s, t in zip(specs, tables, strict=True)
+    ]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pasur.game.cards import clubs_in
 from pasur.game.rules import Action, immediate_points
 from pasur.hidden.infostate import InfoState
 from pasur.hidden.worlds import info_seed
@@ -70,12 +69,19 @@ class GreedyAgent(HiddenAgent):
 
     def _key(self, info: InfoState, a: Action) -> tuple[int, int, int]:
         taken = a.captured | (1 << a.card) if a.captured else 0
-        return immediate_points(a, info.pool, info.round), clubs_in(taken), taken.bit_count()
+        return _points_now(info, a), (taken & info.variant.club_mask).bit_count(), taken.bit_count()
 
     def action_values(self, info: InfoState) -> list[tuple[Action, float]]:
-        return [(a, float(info.margin + immediate_points(a, info.pool, info.round))) for a in info.legal_actions()]
+        return [(a, float(info.margin + _points_now(info, a))) for a in info.legal_actions()]
 
     def choose(self, info: InfoState) -> Action:
         actions = info.legal_actions()
         keys = [self._key(info, a) for a in actions]
         return actions[keys.index(max(keys))]
+
+
+def _points_now(info: InfoState, a: Action) -> int:
+    """What ``a`` wins at once under the information state's rules (the standard game's or a
+    variant's: :mod:`pasur.game.variants`)."""
+    v = info.variant
+    return immediate_points(a, info.pool, info.round, final_round=v.final_round, variant=v)
