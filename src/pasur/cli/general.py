@@ -148,24 +148,7 @@ def hidden_solve(
 
     cap = iterations if iterations is not None else 100_000
     result = solve(solver, cap, target_exploitability=target_exploitability, check_every=check_every, progress=progress)
-    summary = {
-        "variant": v.name,
-        "method": method,
-        "parameters": {"updates": updates, "alpha": cfg.alpha, "beta": cfg.beta, "gamma": cfg.gamma},
-        "iterations": result.iterations,
-        "value": result.value,
-        "nash_conv": result.nash_conv,
-        "exploitability": result.exploitability,
-        "target_exploitability": target_exploitability,
-        "target_met": result.target_met,
-        "seconds": result.seconds,
-        "build_seconds": build_seconds,
-        "histories": tree.n_histories,
-        "infosets": list(tree.n_infosets),
-        "device": str(dev),
-        "units": "points per game (Alex's minus Bob's); exploitability = nash_conv / 2",
-        "trace": result.trace,
-    }
+    summary = _summary(v.name, cfg, tree, result, target_exploitability, build_seconds, dev)
     if out is not None:
         _write(out, overwrite, tree, result, summary)
     if as_json:
@@ -176,6 +159,28 @@ def hidden_solve(
         f"value (Alex): {result.value:+.6f}   exploitability: {result.exploitability:.3e}   "
         f"NashConv: {result.nash_conv:.3e}  (points per game)"
     )
+
+
+def _summary(name: str, cfg, tree, result, target: float | None, build_seconds: float, dev) -> dict:
+    """What ``summary.json`` holds (and ``--json`` prints)."""
+    return {
+        "variant": name,
+        "method": cfg.method,
+        "parameters": {"updates": cfg.updates, "alpha": cfg.alpha, "beta": cfg.beta, "gamma": cfg.gamma},
+        "iterations": result.iterations,
+        "value": result.value,
+        "nash_conv": result.nash_conv,
+        "exploitability": result.exploitability,
+        "target_exploitability": target,
+        "target_met": result.target_met,
+        "seconds": result.seconds,
+        "build_seconds": build_seconds,
+        "histories": tree.n_histories,
+        "infosets": list(tree.n_infosets),
+        "device": str(dev),
+        "units": "points per game (Alex's minus Bob's); exploitability = nash_conv / 2",
+        "trace": result.trace,
+    }
 
 
 def _write(out: Path, overwrite: bool, tree, result, summary: dict) -> None:
