@@ -15,12 +15,12 @@ import typer
 
 from pasur.cli import app
 from pasur.cli.common import DeviceOpt, JsonOpt, OverwriteOpt, QuietOpt, command, note, refuse_unless
+from pasur.common import cfr_methods as regret
 from pasur.common.errors import PasurInputError
 from pasur.game.variants import VARIANTS, get_variant
 
-#: every method of the regret kernel (``pasur.hidden.exact_cfr.ALL_METHODS``, which imports torch;
-#: tests/hidden/test_variants_cfr.py checks that the two agree)
-HIDDEN_METHODS = ("cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+", "sapcfr+", "hs-pcfr+", "hs-dcfr")
+#: every method of the regret kernel (``pasur.hidden.exact_cfr.ALL_METHODS``)
+HIDDEN_METHODS = (*regret.METHODS, *regret.PREDICTIVE, *regret.SCHEDULED)
 
 VariantOpt = Annotated[str, typer.Option("--variant", help=f"A small variant: {', '.join(list(VARIANTS)[1:])}.")]
 
@@ -63,7 +63,6 @@ def variants(as_json: JsonOpt = False) -> None:
 
 def _check_solve(variant: str, method: str, iterations, target, out, overwrite) -> None:
     """Every refusal of ``hidden-solve``, before any work."""
-    from pasur.common import regret
     from pasur.common.outputs import check_output_dir
     from pasur.hidden.history_tree import SIZES
 
@@ -125,7 +124,6 @@ def hidden_solve(
     deal, information sets as each player has seen the game); report the average strategy's
     value, NashConv and exploitability = NashConv / 2 in points per game."""
     _check_solve(variant, method, iterations, target_exploitability, out, overwrite)
-    from pasur.common import regret
     from pasur.common.device import resolve_device
     from pasur.hidden.exact_cfr import HiddenCFR, HiddenCFRConfig, solve
     from pasur.hidden.history_tree import build_tree
