@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from helpers import device_param, on_device
 from pasur.common import regret
 from pasur.game.cards import JACK, Deck, cards_of, mask_of, rank
 from pasur.game.state import GameState
@@ -273,3 +274,22 @@ def test_mini_is_at_least_a_million_histories():
     v = get_variant("mini")
     assert v.deals_count() == 28 * 28 * 15 * 6 * 1  # pools without a Jack, then the four hands
     assert mask_of(v.cards) == v.deck_mask
+
+
+# ---------------------------------------------------------------- devices
+
+
+@device_param
+def test_the_solver_runs_on_each_device_as_on_the_cpu(device):
+    """Every tensor of the solve on ``device`` (the CPU where torch sees no GPU), its iterates,
+    best responses and exploitability those of the CPU's run (float64: to 1e-9)."""
+    tree = build_tree("micro")
+    runs = []
+    for dev in ("cpu", device):
+        solver = HiddenCFR(tree, HiddenCFRConfig("dcfr"), device=dev)
+        solver.iterate(6)
+        avg = solver.average_policy()
+        on_device(dev, avg, solver.regret, solver.sigma, *(lv.parent for lv in solver.levels))
+        runs.append((avg.cpu(), solver.exploitability(avg), solver.best_response(avg, 0)[0]))
+    assert torch.allclose(runs[0][0], runs[1][0], atol=1e-9, rtol=0)
+    assert runs[0][1] == pytest.approx(runs[1][1], abs=1e-9) and runs[0][2] == pytest.approx(runs[1][2], abs=1e-9)
