@@ -55,3 +55,24 @@ def test_fit_checks_the_model_in_play_and_warns_in_one_line_when_it_is_weak(tmp_
     (check,) = json.loads((tmp_path / "strong.card.json").read_text())["play_check"]
     assert all(s["ci95"][0] <= TOLERANCE_POINTS for s in check["seats"].values())
     assert check["play_agreement"] >= MIN_PLAY_AGREEMENT
+
+
+def test_a_per_deck_model_is_refused_on_another_deck_as_its_table_is(tmp_path):
+    """A model fitted on one deck's table, asked to play another deck, is refused by name (its
+    table would be); on its own deck it plays."""
+    runner = CliRunner()
+    solved = runner.invoke(app, ["solve", "--seed", "36", "--method", "dcfr", "--out", str(tmp_path / "s")])
+    assert solved.exit_code == 0, solved.output
+    model = tmp_path / "m.ubj"
+    fit = ["fit", str(tmp_path / "s" / "strategy.parquet"), "--out", str(model), "--rounds", "2", "--check-games", "0"]
+    assert runner.invoke(app, fit).exit_code == 0
+    play = ["selfplay", "--alex", f"model:{model}", "--bob", "random", "--games", "10"]
+    assert runner.invoke(app, [*play, "--seed", "36"]).exit_code == 0
+    other = runner.invoke(app, [*play, "--seed", "37"])
+    assert other.exit_code == 2
+    assert other.stderr.strip() == (
+        f"error: {model}: a model of another deck's table (per-deck, seed-36); a model across decks "
+        "(pasur fit A B ... --validate-on C) plays decks it never saw"
+    )
+    table = runner.invoke(app, [*play[:2], f"table:{tmp_path / 's'}", *play[3:], "--seed", "37"])
+    assert table.exit_code == 2 and "another deck" in table.stderr

@@ -103,3 +103,19 @@ def load_model(path: str | Path) -> StrategyModel:
     if booster.num_features() != len(feature_names()):
         raise PasurInputError(f"{path}: incompatible model: {booster.num_features()} features, expected 58")
     return StrategyModel(booster, card)
+
+
+def check_model_deck(model: StrategyModel, path: Path, deck) -> None:
+    """A per-deck model plays only its own deck (as a table does): on another deck its rows describe
+    decisions it never saw. A model across decks plays any deck; a card from before the deck was
+    recorded is not checked."""
+    if model.card.get("kind") != "per-deck":
+        return
+    decks = {t.get("deck") for t in model.card.get("training", {}).get("tables", [])}
+    if None in decks or "" in decks:
+        return
+    if str(deck) not in decks:
+        raise PasurInputError(
+            f"{path}: a model of another deck's table (per-deck, {model.card['training']['tables'][0]['deck_id']}); "
+            "a model across decks (pasur fit A B ... --validate-on C) plays decks it never saw"
+        )

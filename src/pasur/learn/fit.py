@@ -174,7 +174,9 @@ def _card(params, device, mode, train, valid, rows_used, available, validation) 
         "target": f"{TARGET_SCALE:g} * probability",
         "parameters": {**asdict(params), "device": device},
         "training": {
-            "tables": [{"path": str(t.path), "deck_id": t.deck_id, "rows": int(t.y.shape[0])} for t in train],
+            "tables": [
+                {"path": str(t.path), "deck_id": t.deck_id, "deck": t.deck, "rows": int(t.y.shape[0])} for t in train
+            ],
             "rows_available": available,
             "rows_used": rows_used,
         },

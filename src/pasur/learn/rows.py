@@ -108,6 +108,7 @@ class _Table:
     mode: str
     y: np.ndarray  # [n] float32, 100 * probability
     group: np.ndarray | None  # [n] int64: decision point (round, ply, node) within the table
+    deck: str = ""  # the deck's 52 cards, from the table's metadata
 
     def features(self, rows: np.ndarray | None = None) -> np.ndarray:
         """``[len(rows), 58]`` int8 as stored (every row when ``rows`` is None; a boolean mask or
@@ -188,7 +189,7 @@ def read_training_table(path: Path, groups: bool = True) -> _Table:
             group = (col(55) * 8 + ply) << 40 | node
     except (pa.ArrowInvalid, OSError) as e:
         raise PasurInputError(f"{path}: not a readable Parquet strategy table ({e})") from None
-    return _Table(path, deck_id, mode, y, group)
+    return _Table(path, deck_id, mode, y, group, meta.get(b"pasur.deck", b"").decode())
 
 
 def _gather_rows(train: list, keeps: list, sizes: list[int], pick: np.ndarray | None) -> tuple:

@@ -31,9 +31,13 @@ def batch_agent(spec: str, nd: NamedDeck, seed: int | None, device, trees: dict)
     from pasur.play.selfplay import BATCH_AGENTS, BatchStrategy
 
     if spec.startswith("model:"):
+        from pasur.learn.files import check_model_deck
         from pasur.learn.models import BatchModel, load_model
 
-        return BatchModel(load_model(Path(spec[len("model:") :])), seed), None
+        path = Path(spec[len("model:") :])
+        model = load_model(path)
+        check_model_deck(model, path, nd.deck)
+        return BatchModel(model, seed), None
     if spec.startswith("table:"):
         from pasur.solve.strategy_io import read_strategy_table, table_tree_mode
         from pasur.solve.tree import build_tree
