@@ -171,3 +171,13 @@ def test_greedy_keeps_its_standard_choices_and_scores_a_variant_by_its_rules():
     info = HiddenGame(deck).observation(0)
     assert greedy.choose(info) == Action(c("5C"), 1 << c("6D"))
     assert dict(greedy.action_values(info))[Action(c("5C"), 1 << c("6D"))] == 5.0  # 5C 2 + 6D 3
+
+
+def test_deals_are_counted_as_the_tree_deals_them():
+    """Pools without a Jack, then each hand as a set, in dealing order."""
+    assert [get_variant(n).deals_count() for n in ("mini", "tiny", "micro", "duo")] == [
+        28 * 28 * 15 * 6,  # C(8, 2) pools, then C(8, 2), C(6, 2), C(4, 2), C(2, 2)
+        28 * 15 * 6,
+        6 * 4 * 3 * 2,
+        6 * 6,
+    ]

@@ -37,10 +37,11 @@ def tiny():
     return build_tree("tiny")
 
 
-def test_tiny_and_micro_trees_have_the_listed_sizes(tiny):
+def test_the_small_trees_have_the_listed_sizes(tiny):
     assert (tiny.n_histories, *tiny.n_infosets) == SIZES["tiny"]
-    micro = build_tree("micro")
-    assert (micro.n_histories, *micro.n_infosets) == SIZES["micro"]
+    for name in ("micro", "duo"):
+        tree = build_tree(name)
+        assert (tree.n_histories, *tree.n_infosets) == SIZES[name]
     for above, level in zip(tiny.levels, tiny.levels[1:], strict=False):
         if above.kind == "chance":  # each deal's probabilities add up to 1
             totals = np.bincount(level.parent, weights=level.prob, minlength=len(above))

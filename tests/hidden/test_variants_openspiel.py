@@ -1,13 +1,16 @@
 """The exact hidden-hand solver checked by OpenSpiel on the same game: ``python_pasur`` with the
-variant as its game parameter, on the smallest row (``micro``). OpenSpiel deals card by card and
-walks its own tree; it must find the same information sets, the same exploitability of any of our
-tables, and the same CFR and CFR+ iterates."""
+variant as its game parameter, on the smallest rows (``micro``: two deals of one card; ``duo``:
+one deal of two). OpenSpiel deals card by card and walks its own tree; it must find the same
+information sets, the same exploitability of any of our tables, and the same CFR, CFR+, Linear
+CFR and DCFR iterates."""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
-from open_spiel.python.algorithms import cfr, exploitability
+from open_spiel.python.algorithms import cfr, discounted_cfr, exploitability
 
 from pasur.game.cards import Deck
 from pasur.game.variants import get_variant
@@ -17,10 +20,20 @@ from pasur.hidden.game import HiddenGame
 from pasur.hidden.history_tree import build_tree, seen_key
 from pasur.hidden.openspiel import action_id, load_game
 
+CHECK_ROWS = ("micro", "duo")
 
-@pytest.fixture(scope="module")
-def micro():
-    return build_tree("micro"), load_game("micro")
+
+@functools.cache
+def _checked(name: str):
+    """The row's tree, its OpenSpiel game, and every OpenSpiel decision state's
+    (information state string, player, InfoState)."""
+    game = load_game(name)
+    return build_tree(name), game, _decision_states(game)
+
+
+@pytest.fixture(scope="module", params=CHECK_ROWS)
+def micro(request):
+    return _checked(request.param)
 
 
 def _decision_states(game):
@@ -56,19 +69,18 @@ def test_the_variant_is_a_game_parameter_and_openspiel_deals_its_deck():
 
 
 def test_openspiel_finds_exactly_our_information_sets(micro):
-    tree, game = micro
+    tree, _, states = micro
     rows = row_index(tree)
     by_string: dict = {}
-    for text, p, info in _decision_states(game):
+    for text, p, info in states:
         assert by_string.setdefault(text, rows[p, seen_key(info)]) == rows[p, seen_key(info)]
     assert len(by_string) == len(set(by_string.values())) == sum(tree.n_infosets)
 
 
-@pytest.mark.parametrize("iterations", [0, 3, 20])
-def test_openspiel_measures_the_same_exploitability_of_our_tables(micro, iterations):
-    tree, game = micro
+def test_openspiel_measures_the_same_exploitability_of_our_tables(micro):
+    tree, game, _ = micro
     solver = HiddenCFR(tree, HiddenCFRConfig("dcfr"))
-    solver.iterate(iterations)
+    solver.iterate(4)
     for table in (
         solver.average_policy(),
         torch.nn.functional.one_hot(torch.zeros(solver.n_rows, dtype=torch.int64), solver.A).double(),
@@ -78,13 +90,26 @@ def test_openspiel_measures_the_same_exploitability_of_our_tables(micro, iterati
         assert ours == pytest.approx(theirs, abs=1e-9) and ours > 0
 
 
-@pytest.mark.parametrize(("method", "solver_class"), [("cfr", cfr.CFRSolver), ("cfr+", cfr.CFRPlusSolver)])
-def test_openspiels_cfr_and_ours_agree_iterate_by_iterate(micro, method, solver_class):
-    tree, game = micro
+_SOLVERS = {
+    "cfr": cfr.CFRSolver,
+    "cfr+": cfr.CFRPlusSolver,
+    "lcfr": discounted_cfr.LCFRSolver,
+    "dcfr": discounted_cfr.DCFRSolver,
+}
+
+
+@pytest.mark.parametrize(
+    ("row", "method"),
+    [("micro", m) for m in _SOLVERS] + [("duo", "cfr"), ("duo", "dcfr")],  # duo's OpenSpiel tree is slower
+)
+def test_openspiels_cfr_and_ours_agree_iterate_by_iterate(row, method):
+    tree, game, decisions = _checked(row)
+    solver_class = _SOLVERS[method]
     rows = row_index(tree)
-    states = {text: (p, rows[p, seen_key(info)]) for text, p, info in _decision_states(game)}
+    states = {text: (p, rows[p, seen_key(info)]) for text, p, info in decisions}
+    assert sum(len(a) > 1 for side in tree.actions for a in side) >= 4  # choices to disagree on
     ours, theirs = HiddenCFR(tree, HiddenCFRConfig(method)), solver_class(game)
-    for _ in range(8):
+    for _ in range(4):
         ours.iterate(1)
         theirs.evaluate_and_update_policy()
         avg, their_avg = ours.average_policy(), theirs.average_policy()

@@ -216,9 +216,9 @@ SMALL = (
     ),
 )
 
-#: the smallest row, for checks against OpenSpiel (whose game deals card by card): one card per
-#: hand, so a player chooses only among the captures of its card; not one of the small variants
-#: that keep the game's character
+#: the smallest rows, for checks against OpenSpiel (whose game deals card by card), not small
+#: variants that keep the game's character: ``micro`` has two deals of one card (a player chooses
+#: only among the captures of its card), ``duo`` one deal of two
 MICRO = Variant(
     name="micro",
     about="6 cards (A T J of clubs and diamonds), 2 in the pool, 2 deals of 1 card: for checks",
@@ -232,8 +232,22 @@ MICRO = Variant(
     **_SMALL_SCORING,
 )
 
+#: the other check row: one deal of two cards, so each player chooses which card to play
+DUO = Variant(
+    name="duo",
+    about="6 cards (A T J of clubs and diamonds), 2 in the pool, 1 deal of 2 cards: for checks",
+    ranks=(0, 9, 10),
+    suits=(0, 1),
+    hand_size=2,
+    deals=1,
+    pool_size=2,
+    point_cards=MICRO.point_cards,
+    clubs_for_bonus=2,
+    **_SMALL_SCORING,
+)
+
 #: every named variant, by name; ``standard`` first
-VARIANTS: dict[str, Variant] = {v.name: v for v in (STANDARD, *SMALL, MICRO)}
+VARIANTS: dict[str, Variant] = {v.name: v for v in (STANDARD, *SMALL, MICRO, DUO)}
 
 
 def get_variant(name: str | Variant) -> Variant:

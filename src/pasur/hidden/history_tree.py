@@ -37,12 +37,13 @@ KINDS = ("alex", "bob", "chance", "terminal")
 
 #: the sizes of the small variants' trees, as :func:`build_tree` counts them (histories, then
 #: Alex's and Bob's information sets): ``pasur variants`` lists them without building the trees;
-#: ``tests/hidden/test_variants_cfr.py`` rebuilds tiny's and micro's, ``pasur hidden-solve`` writes each one's
+#: ``tests/hidden/test_variants_cfr.py`` rebuilds tiny's, micro's and duo's, ``pasur hidden-solve`` writes each one's
 #: into its summary (``results/hidden-variants/``)
 SIZES: dict[str, tuple[int, int, int]] = {
     "tiny": (180_445, 56_764, 71_104),
     "mini": (4_983_137, 1_589_212, 1_968_816),
     "micro": (745, 192, 252),
+    "duo": (625, 204, 252),
 }
 
 
