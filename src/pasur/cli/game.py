@@ -18,7 +18,7 @@ from pasur.web.levels import DEFAULT_LEVEL, LEVELS
 from pasur.web.prompt import AGENT_NAMES, GameAborted, make_agent
 
 
-@command(app)
+@command(app, uses_torch=False)
 def deal(
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="The deck seed (default: a random one).")] = None,
     decks: Annotated[int, typer.Option("--decks", min=1, max=10_000_000, help="How many decks: seeds S, S+1, ...")] = 1,
@@ -39,7 +39,7 @@ def deal(
             typer.echo(nd.deck.format(unicode=unicode))
 
 
-@command(app)
+@command(app, uses_torch=False)
 def show(deck: DeckChoice = DECK, ascii_cards: AsciiOpt = False) -> None:
     """Render a deck's deal: the initial pool and both hands of every round."""
     nd = deck.one("show")
