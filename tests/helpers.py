@@ -204,3 +204,13 @@ def scalar_profile_value(tree, strategy: dict, start: GameState, responder: int 
     from pasur.solve.reference import banked_diff
 
     return walk(start, 0) - banked_diff(start)
+
+
+def uniform_strategy(tree) -> dict:
+    """Every decision of ``tree`` played uniformly: a strategy to write a table from without solving."""
+    out = {}
+    for rt in tree.rounds:
+        for t in range(rt.start_turn, 8):
+            parent = rt.edges(t)[0]
+            out[(rt.round, t)] = 1.0 / torch.bincount(parent)[parent].float()
+    return out

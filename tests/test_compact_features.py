@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from helpers import position
+from helpers import position, uniform_strategy
 from pasur.game.cards import CLUB_MASK, Deck
 from pasur.game.state import GameState
 from pasur.play.selfplay import BatchRandom, BatchState, TreeTracker
@@ -96,11 +96,7 @@ def test_tables_say_which_features_they_hold(tmp_path):
     start = position(3, 5, 0)
     for mode in ("paper", "compact"):
         tree = build_tree(start, mode, infosets=True)
-        uniform = {}
-        for rt in tree.rounds:
-            for t in range(rt.start_turn, 8):
-                parent = rt.edges(t)[0]
-                uniform[(rt.round, t)] = 1.0 / torch.bincount(parent)[parent].float()
+        uniform = uniform_strategy(tree)
         path = tmp_path / f"{mode}.parquet"
         write_strategy_table(path, tree, uniform, "d")
         meta = pq.read_schema(path).metadata

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from helpers import assert_batch_replays, position
+from helpers import assert_batch_replays, position, uniform_strategy
 from pasur.common.errors import PasurInputError
 from pasur.learn.models import BatchModel, ModelParams, card_path, fit_model, load_model, save_model
 from pasur.play.infosets import InfosetTracker
@@ -175,11 +175,7 @@ def test_features_in_play_are_the_table_rows_over_whole_games(mode, first_round,
     deal = GameState.initial(Deck.from_seed(36))  # one of the smallest trees among seeds 0..39
     start = deal if first_round == 0 else position(36, first_round, 0)
     tree = build_tree(start, mode, infosets=True)
-    uniform = {}
-    for rt in tree.rounds:
-        for t in range(rt.start_turn, 8):
-            parent = rt.edges(t)[0]
-            uniform[(rt.round, t)] = 1.0 / torch.bincount(parent)[parent].float()
+    uniform = uniform_strategy(tree)
     path = tmp_path / "t.parquet"
     write_strategy_table(path, tree, uniform, "seed-36")
     table = pq.read_table(path, columns=[*FEATURE_COLUMNS, "edge"]).to_pydict()
