@@ -30,20 +30,21 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from pasur.game.cards import CLUBS_BONUS, CLUBS_FOR_BONUS, Deck
+from pasur.game.cards import CLUBS_FOR_BONUS, Deck
 from pasur.game.rules import Action
 from pasur.game.state import ALEX, GameState
 
 ClubKey = tuple[int, int]
 
 
-def club_key(clubs: tuple[int, int]) -> ClubKey:
-    """Clubs as far as the future is concerned: counts while undecided; (7, 0) or (0, 7) once clinched."""
+def club_key(clubs: tuple[int, int], need: int = CLUBS_FOR_BONUS) -> ClubKey:
+    """Clubs as far as the future is concerned: counts while undecided; (7, 0) or (0, 7) once
+    clinched (``need``: the clubs a bonus takes, 7 in the standard game)."""
     ca, cb = clubs
-    if ca >= CLUBS_FOR_BONUS:
-        return (CLUBS_FOR_BONUS, 0)
-    if cb >= CLUBS_FOR_BONUS:
-        return (0, CLUBS_FOR_BONUS)
+    if ca >= need:
+        return (need, 0)
+    if cb >= need:
+        return (0, need)
     return (ca, cb)
 
 
@@ -54,7 +55,7 @@ def future_key(state: GameState) -> tuple:
         state.hands[0],
         state.hands[1],
         state.pool,
-        club_key(state.clubs),
+        club_key(state.clubs, state.variant.clubs_for_bonus),
         state.last_capturer,
     )
 
@@ -64,12 +65,12 @@ def banked_diff(state: GameState) -> int:
 
     The clubs bonus is left to the future part, since it is paid at the end."""
     ca, cb = state.card_points
-    return ca - cb + 5 * (state.surs[0] - state.surs[1])
+    return ca - cb + state.variant.sur_points * (state.surs[0] - state.surs[1])
 
 
 def _terminal_future(state: GameState) -> int:
-    w = state.clubs_winner
-    return 0 if w is None else (CLUBS_BONUS if w == ALEX else -CLUBS_BONUS)
+    w, bonus = state.clubs_winner, state.variant.clubs_bonus
+    return 0 if w is None else (bonus if w == ALEX else -bonus)
 
 
 class ReferenceSolver:
