@@ -106,3 +106,14 @@ def test_hidden_exploit_measures_greedy_against_best_responses_and_the_equilibri
     assert rep["equilibrium_exploitability"] <= 1e-3
     # against the equilibrium a pure, exploitable agent cannot gain more than the equilibrium's slack
     assert rep["margin_vs_equilibrium"] <= 2 * rep["equilibrium_exploitability"]
+
+
+def test_hidden_exploit_measures_the_equilibrium_and_its_pure_version():
+    r = run("hidden-exploit", "--variant", "micro", "--agent", "equilibrium,equilibrium:pure,greedy", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    eq, pure, greedy = json.loads(r.stdout)
+    assert [x["agent"] for x in (eq, pure, greedy)] == ["equilibrium", "equilibrium:pure", "greedy"]
+    assert eq["exploitability"] == pytest.approx(eq["equilibrium_exploitability"])
+    assert eq["exploitability"] <= 1e-3
+    assert eq["margin_vs_equilibrium"] == pytest.approx(0.0, abs=1e-12)
+    assert greedy["exploitability"] > max(eq["exploitability"], pure["exploitability"])

@@ -191,12 +191,21 @@ def _write(out: Path, overwrite: bool, tree, result, summary: dict) -> None:
     summary["out"] = str(out)
 
 
+#: the solved strategy itself, and its most probable action at every information set (ties: the
+#: first legal one): what playing the equilibrium deterministically costs
+EQUILIBRIA = ("equilibrium", "equilibrium:pure")
+
+
 @command(app, "hidden-exploit")
 def hidden_exploit(
     variant: VariantOpt,
     agent: Annotated[
         str,
-        typer.Option("--agent", help="An agent of pasur arena, or several, comma-separated (random, greedy apply)."),
+        typer.Option(
+            "--agent",
+            help="Agents, comma-separated: of pasur arena (random, greedy apply), or equilibrium (the solved "
+            "strategy) and equilibrium:pure (its most probable action everywhere).",
+        ),
     ],
     equilibrium_target: Annotated[
         float,
@@ -219,10 +228,12 @@ def hidden_exploit(
     _check_solve(variant, "dcfr", None, equilibrium_target, None, False)
     specs = [x.strip() for x in agent.split(",")]
     for spec in specs:
+        if spec in EQUILIBRIA:
+            continue
         why = not_applicable(spec.split(":")[0].split("@")[0]) if spec else "an empty name"
         if why is not None:
             raise PasurInputError(f"--agent {spec!r} does not apply to a small variant yet: {why}")
-    players = [make_agent(spec) for spec in specs]
+    players = [None if spec in EQUILIBRIA else make_agent(spec) for spec in specs]
     reports = _exploit(get_variant(variant), specs, players, equilibrium_target, device, quiet)
     if as_json:
         typer.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=1))
@@ -236,6 +247,8 @@ def hidden_exploit(
 
 def _exploit(v, specs: list[str], players: list, target: float, device: str | None, quiet: bool) -> list[dict]:
     """Each agent's report (:func:`pasur.hidden.exact_exploit.exploit_report`) on ``v``'s tree."""
+    import torch
+
     from pasur.common.device import resolve_device
     from pasur.hidden.exact_cfr import HiddenCFR, HiddenCFRConfig, solve
     from pasur.hidden.exact_exploit import agent_table, exploit_report
@@ -245,11 +258,15 @@ def _exploit(v, specs: list[str], players: list, target: float, device: str | No
         note(f"building the {v.name} tree")
     solver = HiddenCFR(build_tree(v), HiddenCFRConfig("dcfr"), resolve_device(device or "cpu"))
     tables = [
-        agent_table(solver, p, distribution=s.split(":")[0] == "random") for s, p in zip(specs, players, strict=True)
+        None if p is None else agent_table(solver, p, distribution=s.split(":")[0] == "random")
+        for s, p in zip(specs, players, strict=True)
     ]
     if not quiet:
         note(f"solving {v.name} to exploitability {target:g}")
     eq = solve(solver, 100_000, target_exploitability=target, check_every=10)
+    pure = torch.nn.functional.one_hot(eq.policy.masked_fill(solver.legal == 0, -1.0).argmax(1), solver.A)
+    equilibria = {"equilibrium": eq.policy, "equilibrium:pure": pure.to(eq.policy.dtype)}
+    tables = [equilibria[s] if t is None else t for s, t in zip(specs, tables, strict=True)]
     units = "points per game; exploitability = nash_conv / 2; margins are the agent's"
     return [
         {"variant": v.name, "agent": s, **exploit_report(solver, t, eq.policy), "units": units}
