@@ -146,29 +146,33 @@ def run(args) -> None:
 
 
 def summarize(out: Path) -> None:
-    """``summary.md``: per deck and tree, the four means and the two gaps; the claim per tree."""
+    """``summary.md``: per tree, a table of the decks (the four means and the two gaps) and the claim."""
     recs = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
-    lines = [
-        "| tree | deck | nodes | table vs random | model vs random | random vs table | random vs model "
-        "| gap as Alex | gap as Bob |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in recs:
-        lines.append(
-            f"| {r['tree']} | {r['deck_id']} | {r['nodes']:,} | {r['table_vs_random']:+.2f} | "
-            f"{r['model_vs_random']:+.2f} | {r['random_vs_table']:+.2f} | {r['random_vs_model']:+.2f} | "
-            f"{r['gap_as_alex']:+.2f} | {r['gap_as_bob']:+.2f} |"
-        )
-    lines.append("")
-    for tree in sorted({r["tree"] for r in recs}):
+    lines = []
+    for tree in ("compact", "paper"):
         mine = [r for r in recs if r["tree"] == tree]
+        if not mine:
+            continue
+        lines += [
+            f"| deck ({tree} tree) | nodes | table vs random | model vs random | random vs table | random vs model "
+            "| gap as Alex | gap as Bob |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in mine:
+            lines.append(
+                f"| {r['deck_id']} | {r['nodes']:,} | {r['table_vs_random']:+.2f} | {r['model_vs_random']:+.2f} | "
+                f"{r['random_vs_table']:+.2f} | {r['random_vs_model']:+.2f} | {r['gap_as_alex']:+.2f} | "
+                f"{r['gap_as_bob']:+.2f} |"
+            )
         held = sum(r["gap_as_alex"] <= TOLERANCE and r["gap_as_bob"] <= TOLERANCE for r in mine)
         worst = max(max(r["gap_as_alex"], r["gap_as_bob"]) for r in mine)
-        lines.append(
-            f"- {tree}: the model within {TOLERANCE:g} point of its table in both seats on {held} of "
-            f"{len(mine)} decks (largest gap {worst:+.2f})"
-        )
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
+        lines += [
+            "",
+            f"- {tree} tree: the model within {TOLERANCE:g} point of its table in both seats on {held} of "
+            f"{len(mine)} decks done (largest gap {worst:+.2f}).",
+            "",
+        ]
+    (out / "summary.md").write_text("\n".join(lines))
 
 
 def cross(args) -> None:
@@ -283,7 +287,12 @@ def main() -> None:
     c.add_argument("--count", type=int, required=True)
     c.add_argument("--work", required=True)
     c.add_argument("--out", required=True)
+    m = sub.add_parser("summary")
+    m.add_argument("--out", required=True)
     args = p.parse_args()
+    if args.cmd == "summary":
+        summarize(Path(args.out))
+        return
     {"sizes": sizes, "run": run, "cross": cross}[args.cmd](args)
 
 
