@@ -16,9 +16,15 @@ connection is an error):
 
 Every loop is bounded (``--minutes``, the bursts' count, every request's timeout) and stops by
 itself; the server stops by itself too (``PASUR_LOADTEST_MAX_S``). Writes ``samples.csv`` (one row
-a sample), ``summary.json`` and the server's log (``soak.server.log``) under ``--out``.
+a sample, written as it is taken, so a run cut short leaves its figures), ``summary.json`` and the
+server's log (``soak.server.log``) under ``--out``.
+
+``--warm-cache`` starts the server through ``benchmarks/soak_web_server.py``, which fills the rules
+engine's bounded capture cache to its cap before the server answers, so the baseline (the first
+sample) is taken with it full: resident memory that grows after it is not that cache.
 
     .venv/bin/python benchmarks/soak_web.py --minutes 60 --out results/web-soak
+    .venv/bin/python benchmarks/soak_web.py --minutes 60 --warm-cache --out results/web-soak/warm
 """
 
 from __future__ import annotations
@@ -231,10 +237,11 @@ def closed_by_server(ws) -> bool:
     return False
 
 
-def start_server(db: Path, max_s: float) -> tuple[subprocess.Popen, str]:
+def start_server(db: Path, max_s: float, warm_cache: bool = False) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "PASUR_LOADTEST_MAX_S": str(int(max_s))}
-    cmd = [sys.executable, "-m", "pasur.web.loadtest", "--db", str(db), "--port", str(port)]
+    server = [str(Path(__file__).with_name("soak_web_server.py")), "--warm-cache"] if warm_cache else None
+    cmd = [sys.executable, *(server or ["-m", "pasur.web.loadtest"]), "--db", str(db), "--port", str(port)]
     cmd += ["--levels", json.dumps(LEVELS), "--hint-level", "greedy"]
     log = open(db.with_suffix(".server.log"), "wb")  # noqa: SIM115 (open while the server lives)
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env=env)
@@ -258,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path("results/web-soak"))
     p.add_argument("--clients", type=int, default=6, help="clients at once in a burst")
     p.add_argument("--pauses", default="12,15,5", help="seconds between bursts, in turn (over 10: new threads)")
+    p.add_argument("--warm-cache", action="store_true", help="fill the server's capture cache before the baseline")
     a = p.parse_args(argv)
     if not 0 < a.minutes <= 24 * 60 or not 1 <= a.clients <= 32:
         print("error: --minutes is 0 to 1440 and --clients 1 to 32", file=sys.stderr)
@@ -268,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         stale.unlink(missing_ok=True)
     duration = a.minutes * 60
-    proc, base = start_server(db, duration + 300)
+    proc, base = start_server(db, duration + 300, a.warm_cache)
     ws_base = base.replace("http://", "ws://")
     tally, rows, silent = Tally(), [], []
     t0 = time.monotonic()
@@ -277,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     def sample(n: int, when: str) -> None:
         rows.append({"t_s": round(time.monotonic() - t0, 1), "burst": n, "when": when, **server_figures(proc.pid),
                      "requests": tally.requests, "errors": len(tally.errors)})  # fmt: skip
+        append_sample(a.out / "samples.csv", rows[-1], first=len(rows) == 1)
 
     try:
         sample(0, "start")
@@ -310,11 +319,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if not tally.errors and alive else 1
 
 
+def append_sample(path: Path, row: dict, first: bool) -> None:
+    """One row of ``samples.csv``, on disk at once (a run cut short keeps what it measured)."""
+    with open(path, "w" if first else "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(row))
+        if first:
+            w.writeheader()
+        w.writerow(row)
+
+
+def quarter_hours(rows: list[dict], settled: list[dict]) -> list[dict]:
+    """The start sample, then the paused sample nearest each quarter hour reached."""
+    marks = range(15 * 60, int(settled[-1]["t_s"]) + 60, 15 * 60)
+    picked = [rows[0]] + [min(settled, key=lambda r, m=m: abs(r["t_s"] - m)) for m in marks]
+    return [{k: r[k] for k in ("t_s", "fds", "rss_kib", "threads", "requests", "errors")} for r in picked]
+
+
 def write(out: Path, rows: list[dict], tally: Tally, start_wall: str, alive: bool, a) -> None:
-    with open(out / "samples.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
     settled = [r for r in rows if r["when"] == "paused"] or rows
     summary = {
         "started_utc": start_wall,
@@ -323,11 +344,13 @@ def write(out: Path, rows: list[dict], tally: Tally, start_wall: str, alive: boo
         "bursts": rows[-1]["burst"],
         "clients_per_burst": a.clients,
         "pauses_s": a.pauses,
+        "warm_cache": a.warm_cache,
         "requests": tally.requests,
         "errors": len(tally.errors),
         "first_errors": tally.errors[:20],
         "server_alive_at_end": alive,
         **{f"{k}_{w}": v for k in ("fds", "rss_kib", "threads") for w, v in figures(rows, settled, k).items()},
+        "quarter_hours": quarter_hours(rows, settled),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(json.dumps(summary, indent=1))

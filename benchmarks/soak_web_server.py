@@ -1,0 +1,68 @@
+"""The web soak's server (issue 46): ``pasur.web.loadtest``'s server, with ``--warm-cache`` first
+filling the rules engine's capture cache (``pasur.game.rules.numeric_captures``, an LRU cache of at
+most 65,536 entries) to its cap, so that the soak's baseline is taken with that bounded cache full
+and any growth after it is the server's own. The warm-up plays random games with the rules engine in
+this process (no request, no endpoint) until the cache is full, then as many again so that entries
+turn over as they do under traffic; it logs one JSON line (games, entries, seconds, resident memory)
+to stderr, which the soak keeps in ``soak.server.log``. Started by ``soak_web.py --warm-cache``:
+
+    python benchmarks/soak_web_server.py --warm-cache --db DB --port PORT [loadtest options]
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from pasur.game.cards import random_deck
+from pasur.game.rules import numeric_captures
+from pasur.game.state import GameState
+
+#: games at most in a warm-up (about 1,500 fill the cache; a bound, whatever the rules become)
+MAX_WARM_GAMES = 20_000
+
+
+def rss_kib() -> int:
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("VmRSS:")[1].split()[0])
+
+
+def play_random_game(rng: random.Random) -> None:
+    state = GameState.initial(random_deck(rng))
+    while not state.is_terminal:
+        state = state.apply(rng.choice(state.legal_actions()))
+
+
+def warm_capture_cache(seed: int = 0) -> dict:
+    """Fill the capture cache to its cap, then play as many games again; what it took."""
+    rng, t0, before = random.Random(seed), time.monotonic(), rss_kib()
+    cap = numeric_captures.cache_info().maxsize
+    games = 0
+    while numeric_captures.cache_info().currsize < cap and games < MAX_WARM_GAMES:
+        play_random_game(rng)
+        games += 1
+    to_fill = games
+    for _ in range(min(to_fill, MAX_WARM_GAMES - games)):
+        play_random_game(rng)
+        games += 1
+    info = numeric_captures.cache_info()
+    return {"warm_games": games, "games_to_fill": to_fill, "entries": info.currsize, "maxsize": cap,
+            "misses": info.misses, "seconds": round(time.monotonic() - t0, 1),
+            "rss_kib_before": before, "rss_kib_after": rss_kib()}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--warm-cache" in args:
+        args.remove("--warm-cache")
+        print(json.dumps({"warm_cache": warm_capture_cache()}), file=sys.stderr, flush=True)
+    from pasur.web.loadtest import _serve
+
+    _serve(args)
+
+
+if __name__ == "__main__":
+    main()
