@@ -266,7 +266,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--clients", type=int, default=6, help="clients at once in a burst")
     p.add_argument("--pauses", default="12,15,5", help="seconds between bursts, in turn (over 10: new threads)")
     p.add_argument("--warm-cache", action="store_true", help="fill the server's capture cache before the baseline")
+    p.add_argument("--figures-only", action="store_true", help="only rewrite --out's figures.md from its summary.json")
     a = p.parse_args(argv)
+    if a.figures_only:
+        write_figures(a.out, json.loads((a.out / "summary.json").read_text()))
+        return 0
     if not 0 < a.minutes <= 24 * 60 or not 1 <= a.clients <= 32:
         print("error: --minutes is 0 to 1440 and --clients 1 to 32", file=sys.stderr)
         return 2
@@ -353,7 +357,26 @@ def write(out: Path, rows: list[dict], tally: Tally, start_wall: str, alive: boo
         "quarter_hours": quarter_hours(rows, settled),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    write_figures(out, summary)
     print(json.dumps(summary, indent=1))
+
+
+def write_figures(out: Path, s: dict) -> None:
+    """``figures.md``: the tables the docs cite, from the summary (memory in MiB)."""
+    mib = lambda kib: f"{kib / 1024:.1f}"  # noqa: E731
+    cols = ("start", "end", "max", "first_tenth_mean", "last_tenth_mean")
+    lines = ["| run | minutes | bursts | requests | errors |", "|---|---|---|---|---|",
+             f"| soak | {s['minutes']} | {s['bursts']} | {s['requests']:,} | {s['errors']} |", "",
+             "| measure | start | end | max | first tenth (mean) | last tenth (mean) |", "|---|---|---|---|---|---|",
+             "| open descriptors | " + " | ".join(f"{s[f'fds_{c}']:g}" for c in cols) + " |",
+             "| resident memory (MiB) | " + " | ".join(mib(s[f"rss_kib_{c}"]) for c in cols) + " |",
+             "| threads | " + " | ".join(f"{s[f'threads_{c}']:g}" for c in cols) + " |"]  # fmt: skip
+    if s.get("quarter_hours"):
+        lines += ["", "| minute | requests | errors | open descriptors | resident memory (MiB) | threads |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [f"| {q['t_s'] / 60:.1f} | {q['requests']:,} | {q['errors']} | {q['fds']} | {mib(q['rss_kib'])} | "
+                  f"{q['threads']} |" for q in s["quarter_hours"]]  # fmt: skip
+    (out / "figures.md").write_text("\n".join(lines) + "\n")
 
 
 def figures(rows: list[dict], settled: list[dict], key: str) -> dict:
