@@ -83,6 +83,7 @@ def test_hidden_solve_writes_the_average_strategy_and_a_summary(tmp_path):
     [
         (["--variant", "micro", "--agent", "pimc:20"], "does not apply to a small variant yet"),
         (["--variant", "micro", "--agent", "optimal"], "sees every card"),
+        (["--variant", "micro", "--agent", "ismcts:20"], "ismcts:N:game applies"),
         (["--variant", "micro", "--agent", "nobody"], "nobody"),
         (["--variant", "standard", "--agent", "greedy"], "far too large"),
         (["--variant", "micro", "--agent", "greedy", "--equilibrium-target", "0"], "positive number"),
@@ -117,3 +118,10 @@ def test_hidden_exploit_measures_the_equilibrium_and_its_pure_version():
     assert eq["exploitability"] <= 1e-3
     assert eq["margin_vs_equilibrium"] == pytest.approx(0.0, abs=1e-12)
     assert greedy["exploitability"] > max(eq["exploitability"], pure["exploitability"])
+
+
+def test_hidden_exploit_measures_openspiels_ismcts_with_rollouts_to_the_end():
+    r = run("hidden-exploit", "--variant", "duo", "--agent", "ismcts:30:game,random", "--json", "-q")
+    assert r.exit_code == 0, r.output
+    ismcts, random_ = json.loads(r.stdout)
+    assert ismcts["agent"] == "ismcts:30:game" and ismcts["exploitability"] < random_["exploitability"]

@@ -203,8 +203,8 @@ def hidden_exploit(
         str,
         typer.Option(
             "--agent",
-            help="Agents, comma-separated: of pasur arena (random, greedy apply), or equilibrium (the solved "
-            "strategy) and equilibrium:pure (its most probable action everywhere).",
+            help="Agents, comma-separated: of pasur arena (random, greedy, ismcts:N:game apply), or equilibrium "
+            "(the solved strategy) and equilibrium:pure (its most probable action everywhere).",
         ),
     ],
     equilibrium_target: Annotated[
@@ -230,7 +230,7 @@ def hidden_exploit(
     for spec in specs:
         if spec in EQUILIBRIA:
             continue
-        why = not_applicable(spec.split(":")[0].split("@")[0]) if spec else "an empty name"
+        why = not_applicable(spec) if spec else "an empty name"
         if why is not None:
             raise PasurInputError(f"--agent {spec!r} does not apply to a small variant yet: {why}")
     players = [None if spec in EQUILIBRIA else make_agent(spec) for spec in specs]

@@ -352,34 +352,44 @@ class ISMCTSAgent(HiddenAgent):
 
     def __init__(self, simulations: int = 200, *, seed: int = 0, uct_c: float = 10.0, rollout: str = "round") -> None:
         require_pyspiel()
-        from open_spiel.python.algorithms import ismcts, mcts
-
-        self.game = load_game()
-        self.simulations = simulations
-        self.seed = seed
+        if rollout not in ("round", "game"):
+            raise ValueError(f"unknown rollout {rollout!r} (round or game)")
+        self.simulations, self.seed, self.uct_c, self.rollout = simulations, seed, uct_c, rollout
         self.name = f"ismcts:{simulations}" + (":game" if rollout == "game" else "")
         self._rs = np.random.RandomState(seed)
-        if rollout == "game":
+        self._rng = np.random.default_rng(seed)
+        self._use(STANDARD)
+
+    def _use(self, variant: Variant) -> None:
+        """The game and the bot of ``variant`` (the standard game's at first; another variant's
+        when an information state of it comes: with ``rollout="game"`` only, since the round
+        rollout's boundary value is the standard game's)."""
+        from open_spiel.python.algorithms import ismcts, mcts
+
+        if not variant.is_standard and self.rollout != "game":
+            raise PasurInputError(f"{self.name} values rounds with the standard game's boundary value: use :game")
+        self.variant = variant
+        self.game = load_game(variant.name)
+        if self.rollout == "game":
             evaluator = mcts.RandomRolloutEvaluator(1, self._rs)
-        elif rollout == "round":
-            evaluator = RoundRolloutEvaluator(self._rs)
         else:
-            raise ValueError(f"unknown rollout {rollout!r} (round or game)")
+            evaluator = RoundRolloutEvaluator(self._rs)
         self.bot = ismcts.ISMCTSBot(
             self.game,
             evaluator,
-            uct_c,
-            simulations,
+            self.uct_c,
+            self.simulations,
             random_state=self._rs,
             final_policy_type=ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
         )
-        self._rng = np.random.default_rng(seed)
         # worlds resampled at every simulation by our sampler, seeded per decision (reproducible)
         self.bot.set_resampler(lambda state, player: state_from_info(self.game, state.info(player), self._rng))
 
     def _search(self, info: InfoState):
         from pasur.hidden.worlds import info_seed
 
+        if info.variant != self.variant:
+            self._use(info.variant)
         self._rng = info_seed(info, self.seed)
         self._rs.seed(int(self._rng.integers(2**31)))
         state = state_from_info(self.game, info, self._rng)
