@@ -22,6 +22,8 @@ server's log (``soak.server.log``) under ``--out``.
 ``--warm-cache`` starts the server through ``benchmarks/soak_web_server.py``, which fills the rules
 engine's bounded capture cache to its cap before the server answers, so the baseline (the first
 sample) is taken with it full: resident memory that grows after it is not that cache.
+``--trace-every S`` has that server report what its Python memory grew by, every S seconds, in
+``trace.txt`` (see ``soak_web_server.py``).
 
     .venv/bin/python benchmarks/soak_web.py --minutes 60 --out results/web-soak
     .venv/bin/python benchmarks/soak_web.py --minutes 60 --warm-cache --out results/web-soak/warm
@@ -237,10 +239,11 @@ def closed_by_server(ws) -> bool:
     return False
 
 
-def start_server(db: Path, max_s: float, warm_cache: bool = False) -> tuple[subprocess.Popen, str]:
+def start_server(db: Path, max_s: float, warm_cache: bool = False, trace_s: float = 0) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "PASUR_LOADTEST_MAX_S": str(int(max_s))}
-    server = [str(Path(__file__).with_name("soak_web_server.py")), "--warm-cache"] if warm_cache else None
+    server = [str(Path(__file__).with_name("soak_web_server.py"))] if warm_cache or trace_s else None
+    server = server and server + ["--warm-cache"] * warm_cache + ["--trace-every", str(trace_s)] * (trace_s > 0)
     cmd = [sys.executable, *(server or ["-m", "pasur.web.loadtest"]), "--db", str(db), "--port", str(port)]
     cmd += ["--levels", json.dumps(LEVELS), "--hint-level", "greedy"]
     log = open(db.with_suffix(".server.log"), "wb")  # noqa: SIM115 (open while the server lives)
@@ -266,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--clients", type=int, default=6, help="clients at once in a burst")
     p.add_argument("--pauses", default="12,15,5", help="seconds between bursts, in turn (over 10: new threads)")
     p.add_argument("--warm-cache", action="store_true", help="fill the server's capture cache before the baseline")
+    p.add_argument("--trace-every", type=float, default=0, help="tracemalloc in the server, what grew every S s")
     p.add_argument("--figures-only", action="store_true", help="only rewrite --out's figures.md from its summary.json")
     a = p.parse_args(argv)
     if a.figures_only:
@@ -280,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         stale.unlink(missing_ok=True)
     duration = a.minutes * 60
-    proc, base = start_server(db, duration + 300, a.warm_cache)
+    proc, base = start_server(db, duration + 300, a.warm_cache, a.trace_every)
     ws_base = base.replace("http://", "ws://")
     tally, rows, silent = Tally(), [], []
     t0 = time.monotonic()

@@ -7,6 +7,12 @@ turn over as they do under traffic; it logs one JSON line (games, entries, secon
 to stderr, which the soak keeps in ``soak.server.log``. Started by ``soak_web.py --warm-cache``:
 
     python benchmarks/soak_web_server.py --warm-cache --db DB --port PORT [loadtest options]
+
+``--trace-every S`` (``soak_web.py --trace-every S``) starts ``tracemalloc`` (one frame) S seconds
+after the warm-up and every S seconds more appends to ``trace.txt`` beside the database the resident memory, the
+memory Python's allocator traces, and the 15 source lines whose traced memory grew most since the
+first snapshot: what grows, if anything does (it slows the server and adds to its memory: a
+separate run from the one whose figures are reported).
 """
 
 from __future__ import annotations
@@ -14,7 +20,9 @@ from __future__ import annotations
 import json
 import random
 import sys
+import threading
 import time
+import tracemalloc
 from pathlib import Path
 
 from pasur.game.cards import random_deck
@@ -54,11 +62,33 @@ def warm_capture_cache(seed: int = 0) -> dict:
             "rss_kib_before": before, "rss_kib_after": rss_kib()}  # fmt: skip
 
 
+def trace_growth(out: Path, every_s: float) -> None:
+    """Every ``every_s`` seconds, what grew since the first snapshot, appended to ``out``; the tracing
+    and the first snapshot start after the first ``every_s`` (the server up and serving)."""
+    time.sleep(every_s)
+    tracemalloc.start(1)
+    t0, first = time.monotonic(), tracemalloc.take_snapshot()
+    while True:
+        time.sleep(every_s)
+        snap = tracemalloc.take_snapshot()
+        traced, _ = tracemalloc.get_traced_memory()
+        lines = [f"t_s {time.monotonic() - t0:.0f} rss_kib {rss_kib()} traced_kib {traced // 1024}"]
+        lines += [f"  {d}" for d in snap.compare_to(first, "lineno")[:15]]
+        with out.open("a") as f:
+            f.write("\n".join(lines) + "\n")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if "--warm-cache" in args:
         args.remove("--warm-cache")
         print(json.dumps({"warm_cache": warm_capture_cache()}), file=sys.stderr, flush=True)
+    if "--trace-every" in args:
+        i = args.index("--trace-every")
+        every_s = float(args[i + 1])
+        del args[i : i + 2]
+        out = Path(args[args.index("--db") + 1]).with_name("trace.txt")
+        threading.Thread(target=trace_growth, args=(out, every_s), daemon=True).start()
     from pasur.web.loadtest import _serve
 
     _serve(args)
