@@ -175,6 +175,49 @@ def summarize(out: Path) -> None:
     (out / "summary.md").write_text("\n".join(lines))
 
 
+def _write_cross_md(out: Path, rows: list[dict]) -> None:
+    """``cross.md``: the cross-deck model beside each deck's table and per-deck model."""
+    lines = [
+        "| deck | random vs random | cross vs random (table) | random vs cross (table) | cross vs table "
+        "| table vs cross | cross gap Alex / Bob | per-deck gap Alex / Bob |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        rr = f"{r['random_vs_random']:+.2f}" if "random_vs_random" in r else "not measured"
+        lines.append(
+            f"| {r['deck_id']} | {rr} | {r['cross_vs_random']:+.2f} ({r['table_vs_random']:+.2f}) | "
+            f"{r['random_vs_cross']:+.2f} ({r['random_vs_table']:+.2f}) | {r['cross_vs_table']:+.2f} | "
+            f"{r['table_vs_cross']:+.2f} | {r['cross_gap_as_alex']:+.2f} / {r['cross_gap_as_bob']:+.2f} | "
+            f"{r['per_deck_model_gap_as_alex']:+.2f} / {r['per_deck_model_gap_as_bob']:+.2f} |"
+        )
+    mean = lambda k: sum(r[k] for r in rows) / len(rows)  # noqa: E731
+    lines += [
+        "",
+        f"- mean gap to the deck's table against random: cross-deck model {mean('cross_gap_as_alex'):+.2f} as Alex, "
+        f"{mean('cross_gap_as_bob'):+.2f} as Bob; per-deck models {mean('per_deck_model_gap_as_alex'):+.2f} and "
+        f"{mean('per_deck_model_gap_as_bob'):+.2f}",
+        f"- mean head to head, points a game for the cross-deck model: {mean('cross_vs_table'):+.2f} as Alex, "
+        f"{-mean('table_vs_cross'):+.2f} as Bob (the table is the deck's near-equilibrium)",
+    ]
+    if all("random_vs_random" in r for r in rows):
+        lines.append(
+            f"- mean, Alex's points: random vs random {mean('random_vs_random'):+.2f}, cross vs random "
+            f"{mean('cross_vs_random'):+.2f}, random vs cross {mean('random_vs_cross'):+.2f}"
+        )
+    (out / "cross.md").write_text("\n".join(lines) + "\n")
+
+
+def baseline(args) -> None:
+    """Random against random on each deck of ``cross.json`` (3,000 games, sample seed 1): how far the
+    cross-deck model is from playing at random."""
+    out = Path(args.out)
+    data = json.loads((out / "cross.json").read_text())
+    for r in data["decks"]:
+        r["random_vs_random"] = _mean(args.deck_file, r["deck_id"], "random", "random")
+    (out / "cross.json").write_text(json.dumps(data, indent=1) + "\n")
+    _write_cross_md(out, data["decks"])
+
+
 def cross(args) -> None:
     """One model across decks, judged in play on the plan's decks (their compact tables from ``run``)."""
     out, work = Path(args.out), Path(args.work)
@@ -243,28 +286,7 @@ def cross(args) -> None:
         "games": GAMES,
     }
     (out / "cross.json").write_text(json.dumps({"model": meta, "decks": rows}, indent=1) + "\n")
-    lines = [
-        "| deck | cross vs random (table) | random vs cross (table) | cross vs table | table vs cross "
-        "| cross gap Alex / Bob | per-deck gap Alex / Bob |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['deck_id']} | {r['cross_vs_random']:+.2f} ({r['table_vs_random']:+.2f}) | "
-            f"{r['random_vs_cross']:+.2f} ({r['random_vs_table']:+.2f}) | {r['cross_vs_table']:+.2f} | "
-            f"{r['table_vs_cross']:+.2f} | {r['cross_gap_as_alex']:+.2f} / {r['cross_gap_as_bob']:+.2f} | "
-            f"{r['per_deck_model_gap_as_alex']:+.2f} / {r['per_deck_model_gap_as_bob']:+.2f} |"
-        )
-    mean = lambda k: sum(r[k] for r in rows) / len(rows)  # noqa: E731
-    lines += [
-        "",
-        f"- mean gap to the deck's table against random: cross-deck model {mean('cross_gap_as_alex'):+.2f} "
-        f"as Alex, {mean('cross_gap_as_bob'):+.2f} as Bob; per-deck models "
-        f"{mean('per_deck_model_gap_as_alex'):+.2f} and {mean('per_deck_model_gap_as_bob'):+.2f}",
-        f"- mean head to head, points a game for the cross-deck model: {mean('cross_vs_table'):+.2f} as Alex, "
-        f"{-mean('table_vs_cross'):+.2f} as Bob (the table is the deck's near-equilibrium)",
-    ]
-    (out / "cross.md").write_text("\n".join(lines) + "\n")
+    _write_cross_md(out, rows)
 
 
 def main() -> None:
@@ -287,13 +309,16 @@ def main() -> None:
     c.add_argument("--count", type=int, required=True)
     c.add_argument("--work", required=True)
     c.add_argument("--out", required=True)
+    b = sub.add_parser("baseline")
+    b.add_argument("--deck-file", required=True)
+    b.add_argument("--out", required=True)
     m = sub.add_parser("summary")
     m.add_argument("--out", required=True)
     args = p.parse_args()
     if args.cmd == "summary":
         summarize(Path(args.out))
         return
-    {"sizes": sizes, "run": run, "cross": cross}[args.cmd](args)
+    {"sizes": sizes, "run": run, "cross": cross, "baseline": baseline}[args.cmd](args)
 
 
 if __name__ == "__main__":
