@@ -82,13 +82,18 @@ def _threads_restored():
 
 
 def test_threads_after_the_command_and_capped():
+    """``--threads`` is set before a torch command's work (here one refused at once, after it); the
+    torch-free commands (``deal``) leave torch alone."""
+    refused = ["solve", "--seed", "1", "--method", "exact", "--iterations", "5"]
     with _threads_restored():
-        assert run("deal", "--seed", "1", "--threads", "4096").exit_code == 0
+        assert run(*refused, "--threads", "4096").exit_code == 2
         assert torch.get_num_threads() == cpu_count()
-        assert run("--threads", "1", "deal", "--seed", "1").exit_code == 0
+        assert run("--threads", "1", *refused).exit_code == 2
         assert torch.get_num_threads() == 1
-        assert run("--threads", "4096", "deal", "--seed", "1", "--threads", "1").exit_code == 0
+        assert run("--threads", "4096", *refused, "--threads", "1").exit_code == 2
         assert torch.get_num_threads() == 1  # the command's own option wins
+        assert run("deal", "--seed", "1", "--threads", "4096").exit_code == 0
+        assert torch.get_num_threads() == 1  # deal starts without torch and leaves it as it was
 
 
 NOT_APPLICABLE = [
