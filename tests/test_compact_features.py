@@ -42,12 +42,14 @@ def _shared_rows(tree, features) -> int:
     return shared
 
 
-@pytest.mark.parametrize("seed", [36, 5])
-def test_every_edge_of_a_compact_tree_has_its_own_row(seed):
+@pytest.mark.parametrize(("seed", "first_round"), [(36, 0), (5, 2)])
+def test_every_edge_of_a_compact_tree_has_its_own_row(seed, first_round):
     """A model scores rows: two edges (different decisions, or actions) with one row would get one
-    probability. The state features tell every edge of a whole deal's compact tree apart; the
-    features compact rows had before (the child's infoset) did not, which this test shows too."""
-    tree = build_tree(GameState.initial(Deck.from_seed(seed)), "compact", infosets=True)
+    probability. The state features tell every edge of a compact tree apart (a whole deal's, and
+    one from round 2 of another deck); the features compact rows had before (the child's
+    infoset) did not, which this test shows too."""
+    start = GameState.initial(Deck.from_seed(seed)) if first_round == 0 else position(seed, first_round, 0)
+    tree = build_tree(start, "compact", infosets=True)
     assert _shared_rows(tree, edge_features) == 0
     assert _shared_rows(tree, _child_infosets) > 0
 
