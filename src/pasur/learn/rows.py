@@ -22,7 +22,7 @@ WEIGHT_SLICE = 1 << 24
 def play_row_weights(path: Path, tree=None, strategy=None) -> np.ndarray:
     """Per row of a whole-game strategy table (in file order): the reach of its decision, averaged
     over the matchups its model plays (against the random agent, as either player, and against
-    itself; :func:`pasur.play.reach.edge_play_weights`), scaled so that the mean row weighs 1,
+    itself; :func:`pasur.play.reach.iter_edge_play_weights`), scaled so that the mean row weighs 1,
     plus :data:`PLAY_WEIGHT_FLOOR`. Builds the table's tree from the deck it names, unless the
     caller has it (``tree``: the same deck and tree mode; a sweep's, which saves a second tree of
     the tail's decks in memory); reads the table's strategy, unless the caller has it

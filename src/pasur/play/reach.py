@@ -53,16 +53,12 @@ def node_reach(
     return out
 
 
-def edge_play_weights(tree: GameTree, strategy: Strategy) -> list[torch.Tensor]:
+def iter_edge_play_weights(tree: GameTree, strategy: Strategy) -> Iterator[torch.Tensor]:
     """Per layer, in the tree's order (the order of a strategy table's rows): each edge's weight
     in play, the reach of its node averaged over the matchups a model of ``strategy`` plays: with
-    its mover following ``strategy`` against the random agent and against ``strategy`` itself."""
-    return list(iter_edge_play_weights(tree, strategy))
-
-
-def iter_edge_play_weights(tree: GameTree, strategy: Strategy) -> Iterator[torch.Tensor]:
-    """:func:`edge_play_weights` a layer at a time, each node's weights freed once its layer is
-    given (a tail deck's tree has 300 M edges)."""
+    its mover following ``strategy`` against the random agent and against ``strategy`` itself.
+    A layer at a time, each node's weights freed once its layer is given (a tail deck's tree has
+    300 M edges)."""
     node: dict[tuple[int, int], torch.Tensor] = {}  # each turn's node weight, its mover's two matchups
     for p in (ALEX, 1 - ALEX):
         against_random = node_reach(tree, strategy, p, None, mover=p)
