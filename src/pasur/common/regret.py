@@ -259,3 +259,26 @@ def normalize_segments(
         return out.div_(torch.index_select(totals, 0, index))
     torch.index_select(totals, 0, index, out=spread)
     return out.div_(spread)
+
+
+class UpdatePasses:
+    """``iterate`` of the CFR family's solvers (the poker core's, the hidden-hand game's), shared:
+    each iteration is one ``_pass(players)`` per update group, player 0 then player 1 (alternating
+    updates, player 1 sees player 0's new strategy), or both at once (simultaneous). A solver
+    holds ``config.updates`` and ``iteration``."""
+
+    config: object
+    iteration: int
+
+    def _pass(self, players: tuple[int, ...]) -> None:
+        raise NotImplementedError
+
+    def iterate(self, n: int = 1) -> None:
+        """Run ``n`` iterations."""
+        for _ in range(n):
+            self.iteration += 1
+            if self.config.updates == "alternating":
+                self._pass((0,))
+                self._pass((1,))
+            else:
+                self._pass((0, 1))

@@ -83,7 +83,7 @@ class _Level:
     value: torch.Tensor | None  # the terminal level
 
 
-class HiddenCFR:
+class HiddenCFR(kernel.UpdatePasses):
     """CFR's tables over a :class:`~pasur.hidden.history_tree.HistoryTree` on ``device``: one
     row per information set (Alex's, then Bob's), one column per action (legal ones masked)."""
 
@@ -210,16 +210,6 @@ class HiddenCFR:
             self.regret, c.method, t, alpha=c.alpha, beta=c.beta, mask=mask, scratch=self._scratch, horizon=c.horizon
         )
         self.sigma = kernel.regret_matching(self.regret, self.legal)
-
-    def iterate(self, n: int = 1) -> None:
-        """``n`` iterations: player 0's update then player 1's (alternating), or both at once."""
-        for _ in range(n):
-            self.iteration += 1
-            if self.config.updates == "alternating":
-                self._pass((0,))
-                self._pass((1,))
-            else:
-                self._pass((0, 1))
 
     # ------------------------------------------------------------------ policies and measures
 

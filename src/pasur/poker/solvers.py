@@ -39,7 +39,7 @@ import torch
 
 from pasur.common import regret as kernel
 from pasur.common.errors import PasurInputError
-from pasur.common.regret import DCFR_DEFAULTS, METHODS, PREDICTIVE, SCHEDULED, default_parameters
+from pasur.common.regret import DCFR_DEFAULTS, METHODS, PREDICTIVE, SCHEDULED, UpdatePasses, default_parameters
 from pasur.poker.policy import Keying, TabularPolicy
 from pasur.poker.tree import N_ACTIONS
 
@@ -90,28 +90,6 @@ class CFRConfig:
         self.gamma = gamma if self.gamma is None else self.gamma
         if self.updates not in kernel.UPDATES:
             raise PasurInputError(f"updates must be one of {', '.join(kernel.UPDATES)}, not {self.updates!r}")
-
-
-class UpdatePasses:
-    """``iterate`` of the CFR family's solvers, shared: each iteration is one ``_pass(players)``
-    per update group, player 0 then player 1 (alternating updates, player 1 sees player 0's new
-    strategy), or both at once (simultaneous)."""
-
-    config: CFRConfig
-    iteration: int
-
-    def _pass(self, players: tuple[int, ...]) -> None:
-        raise NotImplementedError
-
-    def iterate(self, n: int = 1) -> None:
-        """Run ``n`` iterations."""
-        for _ in range(n):
-            self.iteration += 1
-            if self.config.updates == "alternating":
-                self._pass((0,))
-                self._pass((1,))
-            else:
-                self._pass((0, 1))
 
 
 @dataclass
