@@ -135,3 +135,21 @@ def test_compact_tables_and_models_of_an_older_version_are_refused(tmp_path):
     card_path(tmp_path / "m.ubj").write_text(json.dumps(card))
     with pytest.raises(PasurInputError, match=r"m\.ubj: its compact-tree features are 'history'"):
         load_model(tmp_path / "m.ubj")
+
+
+def test_state_codes_and_the_actions_codes_on_rows_written_by_hand():
+    """Each paper code's place, written out: hands and the pool as they are, a card laid this round
+    back to the pool, a card that captured or was captured gone; then the action's own codes on top
+    (Bob, turn 2: his card -3 when laid, 107 when it captures, each captured card -30)."""
+    from pasur.solve.infoset import mark_action, state_codes
+
+    paper = torch.tensor([[100, 105, 110, 2, -1, 111, 108, 20, -19, -127, 0, 10]], dtype=torch.int8)
+    place = torch.tensor([[100, 105, 110, 110, 110, -127, -127, -127, -127, -127, 0, -127]], dtype=torch.int8)
+    cards = torch.zeros((1, 52), dtype=torch.int8)
+    cards[:, :12] = paper
+    got = state_codes(cards)
+    assert torch.equal(got[:, :12], place) and not got[:, 12:].any()
+    laid = mark_action(got.clone(), torch.tensor([1]), torch.tensor([0]), pair=2, player=1)
+    assert laid[0, 1] == -3 and torch.equal(laid[:, 2:12], place[:, 2:])
+    took = mark_action(got.clone(), torch.tensor([1]), torch.tensor([(1 << 2) | (1 << 3)]), pair=2, player=1)
+    assert took[0, 1] == 107 and took[0, 2] == -30 and took[0, 3] == -30 and torch.equal(took[:, 4:12], place[:, 4:])

@@ -76,3 +76,31 @@ def test_a_per_deck_model_is_refused_on_another_deck_as_its_table_is(tmp_path):
     )
     table = runner.invoke(app, [*play[:2], f"table:{tmp_path / 's'}", *play[3:], "--seed", "37"])
     assert table.exit_code == 2 and "another deck" in table.stderr
+
+
+def test_fit_refuses_what_it_would_refuse_late_before_any_work(tmp_path):
+    """A table of a game's middle (play weights and the play check need a whole game), tables of two
+    tree modes, and a validation deck among the training decks: one line, exit 2, nothing written."""
+    from helpers import position, uniform_strategy
+    from pasur.solve.strategy_io import write_strategy_table
+    from pasur.solve.tree import build_tree
+
+    start = position(3, 5, 0)
+    paths = {}
+    for mode in ("compact", "paper"):
+        tree = build_tree(start, mode, infosets=True)
+        paths[mode] = tmp_path / f"{mode}.parquet"
+        write_strategy_table(paths[mode], tree, uniform_strategy(tree), "d")
+    runner = CliRunner()
+    out = tmp_path / "m.ubj"
+    mid = runner.invoke(app, ["fit", str(paths["compact"]), "--out", str(out)])
+    assert mid.exit_code == 2 and "need the table of a whole game" in mid.stderr
+    assert "--check-games 0" in mid.stderr and not out.exists()
+    uniform = ["--row-weights", "uniform", "--check-games", "0"]
+    modes = runner.invoke(app, ["fit", str(paths["compact"]), str(paths["paper"]), "--out", str(out), *uniform])
+    assert modes.exit_code == 2 and "different tree modes" in modes.stderr and not out.exists()
+    same = ["fit", str(paths["compact"]), "--validate-on", str(paths["compact"]), "--out", str(out), *uniform]
+    shared = runner.invoke(app, same)
+    assert shared.exit_code == 2 and "validation deck is also a training deck" in shared.stderr
+    ok = runner.invoke(app, ["fit", str(paths["compact"]), "--out", str(out), *uniform, "--rounds", "2"])
+    assert ok.exit_code == 0 and out.exists()

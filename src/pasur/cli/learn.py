@@ -111,7 +111,7 @@ def fit(
 
     dev = resolve_device(device or "cpu")
     check_model_path(out, overwrite=overwrite)  # before the training, not after
-    # the model's settings default to ModelParams' (the paper's authors' values): only those given here change
+    # the model's settings default to ModelParams' (those the registered run showed work): only those given change
     given = {
         "max_depth": max_depth,
         "learning_rate": learning_rate,
@@ -141,10 +141,12 @@ def _fit_and_check(tables, validate_on, params, device: str, games: int, seed: i
     checks go into the model's card (``play_check``)."""
     from pasur.learn.check import check_table
     from pasur.learn.models import fit_model
-    from pasur.learn.rows import _table_schema, table_tree
+    from pasur.learn.rows import check_tables, table_tree
 
-    for path in [*tables, *validate_on]:
-        _table_schema(path)  # a missing or foreign file refused by name, before any work
+    checked = set(tables) if params.row_weights == "play" else set()
+    if games:
+        checked |= set(validate_on or (tables if len(tables) == 1 else []))
+    check_tables(tables, validate_on, checked)  # what the fit would refuse late, before any work
     held = {}  # a per-deck fit's table: its tree and strategy, built once for weights and check
     if len(tables) == 1 and not validate_on and (games or params.row_weights == "play"):
         _, tree, strategy = table_tree(tables[0])

@@ -13,6 +13,7 @@ import torch
 
 from pasur.learn.agent import BatchModel
 from pasur.learn.files import StrategyModel
+from pasur.learn.params import TARGET_SCALE, TOP_TOLERANCE
 from pasur.play.selfplay import sample_per_game
 
 #: a model may trail its table by this many points a game against random (the issue's bar)
@@ -25,7 +26,7 @@ MIN_PLAY_AGREEMENT = 0.9
 
 class _WatchedModel(BatchModel):
     """The model agent, which also counts how often its favourite action is one of the table's
-    most likely ones (within 1e-3) at the decisions it meets."""
+    most likely ones (within :data:`TOP_TOLERANCE`, as the card's agreement) at the decisions it meets."""
 
     def __init__(self, model: StrategyModel, strategy: dict, seed: int) -> None:
         super().__init__(model, seed)
@@ -41,20 +42,23 @@ class _WatchedModel(BatchModel):
         k = torch.arange(actions.row.shape[0], device=first.device) - first[actions.row]
         table = self.strategy[(state.round, state.turn)].to(first.device)[order[start[tracker.node[actions.row]] + k]]
         many = actions.brf[actions.row] > 1  # decisions with a choice
-        best_mine = torch.full((state.n,), -1.0, dtype=torch.float64).scatter_reduce_(0, actions.row, mine, "amax")
-        best_table = torch.full((state.n,), -1.0, dtype=torch.float64).scatter_reduce_(
+        best_mine = torch.full((state.n,), -1.0, dtype=torch.float64, device=mine.device).scatter_reduce_(
+            0, actions.row, mine, "amax"
+        )
+        best_table = torch.full((state.n,), -1.0, dtype=torch.float64, device=mine.device).scatter_reduce_(
             0, actions.row, table.double(), "amax"
         )
         fav = (mine == best_mine[actions.row]) & many
         # a game's favourite is its first action of the highest score (ties go to the card order)
         pos = torch.arange(mine.shape[0], device=mine.device)
-        first_fav = torch.full((state.n,), mine.shape[0], dtype=torch.long).scatter_reduce_(
+        first_fav = torch.full((state.n,), mine.shape[0], dtype=torch.long, device=mine.device).scatter_reduce_(
             0, actions.row[fav], pos[fav], "amin"
         )
         met = first_fav < mine.shape[0]
         chosen = first_fav[met]
         self.decisions += int(met.sum())
-        self.agreed += int((table[chosen].double() >= best_table[actions.row[chosen]] - 1e-3).sum())
+        top = best_table[actions.row[chosen]] - TOP_TOLERANCE / TARGET_SCALE
+        self.agreed += int((table[chosen].double() >= top).sum())
         return sample_per_game(mine, actions, self.sampler, state.n)
 
 
@@ -121,8 +125,11 @@ def check_verdict(check: dict) -> str | None:
     gaps = ", ".join(
         f"as {s} {g['gap']:+.2f} [{g['ci95'][0]:+.2f}, {g['ci95'][1]:+.2f}]" for s, g in check["seats"].items()
     )
-    return (
-        f"warning: the model plays weaker than its table against random ({gaps} points a game, {check['games']:,} "
-        f"games a matchup); its favourite action is the table's on {check['play_agreement']:.1%} of the "
+    agreement = (
+        f"its favourite action is the table's on {check['play_agreement']:.1%} of the "
         f"{check['play_decisions']:,} decisions play reached"
     )
+    measured = f"({gaps} points a game below its table against random, {check['games']:,} games a matchup)"
+    if worse:
+        return f"warning: the model plays weaker than its table against random {measured}; {agreement}"
+    return f"warning: the model's choices are not its table's where play goes: {agreement} {measured}"

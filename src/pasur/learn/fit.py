@@ -20,7 +20,7 @@ from pasur import __version__
 from pasur.common.errors import PasurInputError
 from pasur.learn import rows as training_rows
 from pasur.learn.files import StrategyModel
-from pasur.learn.params import CARD_FORMAT, TARGET_SCALE, ModelParams
+from pasur.learn.params import CARD_FORMAT, TARGET_SCALE, TOP_TOLERANCE, ModelParams
 from pasur.learn.rows import feature_names, play_row_weights, priority_sample, read_training_table
 
 
@@ -54,7 +54,7 @@ def _agreement(pred: np.ndarray, y: np.ndarray, group: np.ndarray) -> float:
     starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
     y_sorted = y[order]
     best_y = np.maximum.reduceat(y_sorted, starts)
-    return float(np.mean(y_sorted[starts] >= best_y - 1e-3))
+    return float(np.mean(y_sorted[starts] >= best_y - TOP_TOLERANCE))
 
 
 def _rmse(pred: np.ndarray, y: np.ndarray) -> float:
@@ -227,9 +227,10 @@ def fit_model(
     if held.x:
         names = [t.deck_id for t in (valid or train)]
         validation.update(_measure(booster, held, names))
-    if hold_out and params.refit:
+    if hold_out and params.refit and held.rows:
         # the measures above are of a fit without the held-out decision points; the model kept is
         # fitted again on every row, so that play meets no decision the model never saw
+        del x, y, w
         every = [weights_of[Path(t.path)] for t in train if weights_of[Path(t.path)] is not None]
         x, y, w, available = _training_rows(train, [None] * len(train), every, params)
         booster, validation["train_rmse"] = _train(x, y, w, params, device)

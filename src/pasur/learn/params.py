@@ -12,6 +12,9 @@ ROW_WEIGHTS = ("uniform", "play")
 
 CARD_FORMAT = "pasur-model/1"
 TARGET_SCALE = 100.0
+#: an action within this much of a decision's best (in the target's units, 100 × probability) is
+#: one of its top actions: the agreement of the card and of the play check alike
+TOP_TOLERANCE = 1e-3
 MODEL_SUFFIXES = (".ubj", ".json")
 
 

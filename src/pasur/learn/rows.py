@@ -59,7 +59,7 @@ def table_tree(path: Path, tree=None, strategy=None) -> tuple:
     if meta.get(b"pasur.start", b"").decode() != "0.0":
         raise PasurInputError(
             f"{path}: play weights and play checks need the table of a whole game "
-            "(this one starts mid-game; --row-weights uniform trains without them)"
+            "(this one starts mid-game; --row-weights uniform and --check-games 0 fit without them)"
         )
     deck = parse_deck(meta.get(b"pasur.deck", b"").decode())
     if tree is None:
@@ -155,6 +155,33 @@ def check_feature_set(path: Path, mode: str, feature_set: str) -> None:
             f"{path}: its {mode}-tree features are {feature_set!r}, this version's are {FEATURE_SETS[mode]!r} "
             "(written by an older version: solve and fit again)"
         )
+
+
+def check_tables(tables: list[Path], validation: list[Path], whole_game: set) -> None:
+    """What a fit would refuse late, refused before any work from the tables' metadata: a file that
+    is not a strategy table, a compact table of an older version, tables of two tree modes, a
+    validation deck among the training decks, and a table of a game's middle where play weights
+    or a play check need a whole game (``whole_game``: those paths)."""
+    decks, modes = {}, {}
+    for path in [*tables, *validation]:
+        meta = _table_schema(path).metadata or {}
+        mode = meta.get(b"pasur.tree", b"").decode()
+        if mode not in ("paper", "compact"):
+            raise PasurInputError(f"{path}: not a pasur strategy table (no tree mode in its metadata)")
+        check_feature_set(path, mode, meta.get(b"pasur.features", b"history").decode())
+        if path in whole_game and meta.get(b"pasur.start", b"").decode() != "0.0":
+            raise PasurInputError(
+                f"{path}: play weights and play checks need the table of a whole game "
+                "(this one starts mid-game; --row-weights uniform and --check-games 0 fit without them)"
+            )
+        modes[path] = mode
+        decks.setdefault(path in validation, set()).add(meta.get(b"pasur.deck", b"").decode())
+    if len(set(modes.values())) > 1:
+        raise PasurInputError(
+            "the tables come from different tree modes (" + ", ".join(f"{p}: {m}" for p, m in modes.items()) + ")"
+        )
+    if decks.get(True, set()) & decks.get(False, set()):
+        raise PasurInputError("a validation deck is also a training deck; validation decks must be unseen")
 
 
 def read_training_table(path: Path, groups: bool = True) -> _Table:

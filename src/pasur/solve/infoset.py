@@ -129,6 +129,8 @@ def to_state_features(inf, card, captured, decision_score) -> torch.Tensor:
     """Rows [N, 58] of the paper's features, all of one layer (round, turn, player), turned into
     state features in place, given each row's action (card, captured mask) and the score context
     of its decision ([N, 3]: clubs, normalized, and last capturer)."""
+    if inf.shape[0] == 0:
+        return inf
     pair, player = int(inf[0, 56]), int(inf[0, 57])
     inf[:, :52] = mark_action(state_codes(inf[:, :52]), card, captured, pair, player)
     inf[:, 52:55] = decision_score.to(torch.int8)
@@ -142,7 +144,7 @@ def edge_features(tree: GameTree, r: int, t: int, parent: torch.Tensor, child: t
     compact tree (where the child's codes are those of any history that reaches it, and the edge's
     own action is written over them)."""
     inf = infoset_tensor(tree, r, t + 1, child)
-    if tree.mode == "compact" and inf.shape[0]:
+    if tree.mode == "compact":
         layer = tree.round(r).gt[t]
         to_state_features(inf, layer.card[gt_edge], layer.captured[gt_edge], layer.node_scores[parent.long()])
     return inf
