@@ -148,6 +148,8 @@ def run(args) -> None:
 def summarize(out: Path) -> None:
     """``summary.md``: per tree, a table of the decks (the four means and the two gaps) and the claim."""
     recs = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+    plan = json.loads((out / "decks.json").read_text())["decks"]
+    recs.sort(key=lambda r: plan.index(r["deck_id"]))  # the plan's order, whichever worker ran a deck
     lines = []
     for tree in ("compact", "paper"):
         mine = [r for r in recs if r["tree"] == tree]
