@@ -14,7 +14,7 @@ what is there), and ``--out/summary.md`` over them.
 ``cross`` is the paper's second next step measured in play: one model fitted on the compact
 tables of ``count`` decks from ``first`` on (``pasur fit A B ... --validate-on`` the plan's
 decks), played on the plan's decks, which it never saw, against random and against each deck's
-own table, both seats, beside the per-deck models of ``run`` (``cross.jsonl``, ``cross.md``).
+own table, both seats, beside the per-deck models of ``run`` (``cross.json``, ``cross.md``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import torch
 from pasur.learn.agent import BatchModel
 from pasur.learn.files import StrategyModel
 from pasur.learn.params import TARGET_SCALE, TOP_TOLERANCE
-from pasur.play.selfplay import sample_per_game
+from pasur.play.selfplay import BatchStrategy, sample_per_game
 
 #: a model may trail its table by this many points a game against random (the issue's bar)
 TOLERANCE_POINTS = 1.0
@@ -30,23 +30,19 @@ class _WatchedModel(BatchModel):
 
     def __init__(self, model: StrategyModel, strategy: dict, seed: int) -> None:
         super().__init__(model, seed)
-        self.strategy = strategy
+        self.table = BatchStrategy(strategy)
         self.decisions = 0
         self.agreed = 0
 
     def choose(self, state, actions) -> torch.Tensor:
         mine = self.probabilities(state, actions)
-        tracker = state.tracker
-        order, start = tracker.out_edges(state.round, state.turn)
-        first = torch.cumsum(actions.brf, 0) - actions.brf
-        k = torch.arange(actions.row.shape[0], device=first.device) - first[actions.row]
-        table = self.strategy[(state.round, state.turn)].to(first.device)[order[start[tracker.node[actions.row]] + k]]
+        table = self.table.probabilities(state, actions)
         many = actions.brf[actions.row] > 1  # decisions with a choice
         best_mine = torch.full((state.n,), -1.0, dtype=torch.float64, device=mine.device).scatter_reduce_(
             0, actions.row, mine, "amax"
         )
         best_table = torch.full((state.n,), -1.0, dtype=torch.float64, device=mine.device).scatter_reduce_(
-            0, actions.row, table.double(), "amax"
+            0, actions.row, table, "amax"
         )
         fav = (mine == best_mine[actions.row]) & many
         # a game's favourite is its first action of the highest score (ties go to the card order)
@@ -58,7 +54,7 @@ class _WatchedModel(BatchModel):
         chosen = first_fav[met]
         self.decisions += int(met.sum())
         top = best_table[actions.row[chosen]] - TOP_TOLERANCE / TARGET_SCALE
-        self.agreed += int((table[chosen].double() >= top).sum())
+        self.agreed += int((table[chosen] >= top).sum())
         return sample_per_game(mine, actions, self.sampler, state.n)
 
 
@@ -80,7 +76,7 @@ def play_check(model: StrategyModel, deck, tree, strategy: dict, games: int = CH
     (the table's, of ``deck``); each seat's gap and the model's agreement with the table on the
     decisions it met (``play_agreement``)."""
     from pasur.play.measures import matchup_measures
-    from pasur.play.selfplay import BatchRandom, BatchStrategy, play_batch
+    from pasur.play.selfplay import BatchRandom, play_batch
 
     watched = []
     seats = {}

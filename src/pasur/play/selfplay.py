@@ -386,7 +386,8 @@ class BatchStrategy:
         self.strategy = strategy
         self.sampler = BatchRandom(seed)
 
-    def choose(self, state: BatchState, actions: LayerActions) -> torch.Tensor:
+    def probabilities(self, state: BatchState, actions: LayerActions) -> torch.Tensor:
+        """Per action, the strategy's probability of it at its game's node (float64)."""
         tracker = state.tracker
         if tracker is None:
             raise ValueError("a strategy agent needs the batch to follow the tree (play_batch(..., tree=...))")
@@ -394,8 +395,10 @@ class BatchStrategy:
         first = _first_index(actions)
         k = torch.arange(actions.row.shape[0], device=first.device) - first[actions.row]
         edge = order[start[tracker.node[actions.row]] + k]
-        p = self.strategy[(state.round, state.turn)].to(first.device)[edge].double()
-        return sample_per_game(p, actions, self.sampler, state.n)
+        return self.strategy[(state.round, state.turn)].to(first.device)[edge].double()
+
+    def choose(self, state: BatchState, actions: LayerActions) -> torch.Tensor:
+        return sample_per_game(self.probabilities(state, actions), actions, self.sampler, state.n)
 
     def choose_in_tree(self, state: BatchState) -> torch.Tensor:
         """For every game, the index of its action among its node's legal actions: inverse CDF
