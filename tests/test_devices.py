@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from helpers import assert_batch_replays, device_param, on_device, position, small_on_cpu
 from pasur.cli import app
-from pasur.common.memory import MemoryGuard, TreeTooLargeError, available_bytes
+from pasur.common.memory import MemoryGuard, TreeTooLargeError, available_bytes, release_freed
 from pasur.game.cards import Deck, NamedDeck
 from pasur.game.state import GameState
 from pasur.learn.models import BatchModel, ModelParams, fit_model
@@ -138,6 +138,10 @@ def test_the_memory_guard_counts_the_devices_memory(device):
     as held is the GPU's allocations (the process's resident memory on the CPU): a guard that read
     the CPU's figures for a GPU build would let a tree overrun the card, or refuse one that fits."""
     dev = torch.device(device)
+    # What earlier tests in this worker left to the collector, or freed but still resident in the
+    # heap, would otherwise be given back (or reused) while the block is made, and the guard would
+    # see less than the block (CI saw 106 MiB held for 200 MiB): start from a collected, trimmed heap.
+    release_freed()
     guard = MemoryGuard(None, dev)
     assert guard.limit == pytest.approx(MemoryGuard.DEFAULT_SHARE * available_bytes(dev), rel=0.02)
     if dev.type == "cuda":
