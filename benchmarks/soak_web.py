@@ -239,13 +239,16 @@ def closed_by_server(ws) -> bool:
     return False
 
 
-def start_server(db: Path, max_s: float, warm_cache: bool = False, trace_s: float = 0) -> tuple[subprocess.Popen, str]:
+def start_server(
+    db: Path, max_s: float, warm_cache: bool = False, trace_s: float = 0, trim_s: float | None = None
+) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "PASUR_LOADTEST_MAX_S": str(int(max_s))}
     server = [str(Path(__file__).with_name("soak_web_server.py"))] if warm_cache or trace_s else None
     server = server and server + ["--warm-cache"] * warm_cache + ["--trace-every", str(trace_s)] * (trace_s > 0)
     cmd = [sys.executable, *(server or ["-m", "pasur.web.loadtest"]), "--db", str(db), "--port", str(port)]
     cmd += ["--levels", json.dumps(LEVELS), "--hint-level", "greedy"]
+    cmd += [] if trim_s is None else ["--trim-every", str(trim_s)]
     log = open(db.with_suffix(".server.log"), "wb")  # noqa: SIM115 (open while the server lives)
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env=env)
     base = f"http://{HOST}:{port}"
@@ -270,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pauses", default="12,15,5", help="seconds between bursts, in turn (over 10: new threads)")
     p.add_argument("--warm-cache", action="store_true", help="fill the server's capture cache before the baseline")
     p.add_argument("--trace-every", type=float, default=0, help="tracemalloc in the server, what grew every S s")
+    p.add_argument("--trim-every", type=float, default=None, help="the server's --trim-every (default: its own)")
     p.add_argument("--figures-only", action="store_true", help="only rewrite --out's figures.md from its summary.json")
     a = p.parse_args(argv)
     if a.figures_only:
@@ -284,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         stale.unlink(missing_ok=True)
     duration = a.minutes * 60
-    proc, base = start_server(db, duration + 300, a.warm_cache, a.trace_every)
+    proc, base = start_server(db, duration + 300, a.warm_cache, a.trace_every, a.trim_every)
     ws_base = base.replace("http://", "ws://")
     tally, rows, silent = Tally(), [], []
     t0 = time.monotonic()
@@ -353,6 +357,7 @@ def write(out: Path, rows: list[dict], tally: Tally, start_wall: str, alive: boo
         "clients_per_burst": a.clients,
         "pauses_s": a.pauses,
         "warm_cache": a.warm_cache,
+        "trim_every": a.trim_every,
         "requests": tally.requests,
         "errors": len(tally.errors),
         "first_errors": tally.errors[:20],

@@ -29,7 +29,7 @@ from pasur.game.match import PRESETS, MatchRules
 from pasur.web.guard import LOOPBACK_HOSTS, MAX_BODY, Guard
 from pasur.web.level_card import level_margins
 from pasur.web.levels import DEFAULT_LEVEL, HINT_LEVEL
-from pasur.web.live import Hub
+from pasur.web.live import TRIM_EVERY, Hub
 from pasur.web.models import MoveIn, NewGame, Token
 from pasur.web.service import BadInput, GameError, GameService
 from pasur.web.store import Store
@@ -54,6 +54,7 @@ def create_app(
     allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
     clock: Callable[[], float] = time.time,
     sweep_every: float = 1.0,
+    trim_every: float = TRIM_EVERY,
 ) -> FastAPI:
     """The app on the SQLite file ``db_path`` (created if missing). ``levels``: level name ->
     agent spec (default :data:`pasur.web.levels.LEVELS`); ``hint_level``: the level hints come
@@ -61,11 +62,12 @@ def create_app(
     knows every card, so only for practice and tests); ``allowed_hosts``: the host names the
     server is served as, the only ``Host`` headers answered (default: this machine's loopback
     names); ``clock``: the tables' move clock (tests move it by hand), checked every
-    ``sweep_every`` seconds; the service is ``app.state.service``, the tables'
+    ``sweep_every`` seconds; freed memory is given back to the system every ``trim_every``
+    seconds (0: never); the service is ``app.state.service``, the tables'
     ``app.state.tables`` and their WebSocket hub ``app.state.hub``."""
     service = GameService(Store(db_path), levels, hint_level)
     tables = TableService(service, clock)
-    hub = Hub(tables, sweep_every)
+    hub = Hub(tables, sweep_every, trim_every=trim_every)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -18,7 +18,10 @@ gets its whole view): one token cannot hold the server's files (issue 46).
 Changes to one table are serialized here (an ``asyncio.Lock`` per table around the service call,
 which runs in a worker thread, and the sends), so each player receives the table's changes in the
 order they were made, each once. A background task sweeps the move clocks every ``sweep_every``
-seconds, each table on its own: an exception on one is logged and the others are swept.
+seconds, each table on its own: an exception on one is logged and the others are swept. The same
+task has glibc give freed memory back every ``trim_every`` seconds
+(:func:`pasur.common.memory.return_free_heap`): worker threads come and go, and their arenas' freed
+pages otherwise stay resident, a slow creep over weeks (issue 46).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from pasur.common.memory import return_free_heap
 from pasur.web.guard import MAX_BODY
 from pasur.web.models import LeaveIn, MoveIn
 from pasur.web.service import GameError
@@ -49,6 +53,8 @@ SEND_TIMEOUT = 10.0
 IDLE_TIMEOUT = 300.0
 #: sockets one player may hold open at one table (tabs, a reconnect racing the old socket)
 SOCKETS_PER_SEAT = 4
+#: seconds between two returns of freed memory to the system (0: never)
+TRIM_EVERY = 60.0
 
 
 class Hub:
@@ -60,9 +66,12 @@ class Hub:
         sweep_every: float = 1.0,
         hello_timeout: float = HELLO_TIMEOUT,
         idle_timeout: float = IDLE_TIMEOUT,
+        trim_every: float = TRIM_EVERY,
     ) -> None:
         self.tables = tables
         self.sweep_every = sweep_every
+        self.trim_every = trim_every
+        self.trims = 0  # how many times freed memory was given back
         self.hello_timeout = hello_timeout
         self.idle_timeout = idle_timeout
         #: each table's sockets by player, oldest first (a dict keeps the order they came in)
@@ -179,12 +188,17 @@ class Hub:
         return done
 
     async def _sweep_forever(self) -> None:
+        loop = asyncio.get_running_loop()
+        trimmed = loop.time()
         while True:
             await asyncio.sleep(self.sweep_every)
             try:
                 await self.sweep()
             except Exception:  # a bug: logged, the sweep goes on
                 log.exception("clock sweep failed")
+            if self.trim_every > 0 and loop.time() - trimmed >= self.trim_every:
+                await run_in_threadpool(return_free_heap)  # ctypes drops the GIL: the loop goes on
+                trimmed, self.trims = loop.time(), self.trims + 1
 
     # -- one socket -----------------------------------------------------------------------------
     async def serve(self, ws: WebSocket, table_id: str) -> None:

@@ -212,11 +212,13 @@ def _serve(argv: list[str] | None = None) -> None:
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--levels", default=None)
     p.add_argument("--hint-level", default=None)
+    p.add_argument("--trim-every", type=float, default=None, help="seconds between returns of freed memory (0: never)")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     levels = json.loads(a.levels) if a.levels else None
     hint = a.hint_level or (HINT_LEVEL if levels is None else next(iter(levels)))
-    app = create_app(a.db, levels=levels, hint_level=hint)
+    trim = {} if a.trim_every is None else {"trim_every": a.trim_every}
+    app = create_app(a.db, levels=levels, hint_level=hint, **trim)
     # stop by itself, whatever happens to the parent: a load test is bounded
     stop = threading.Timer(float(os.environ.get("PASUR_LOADTEST_MAX_S", "1800")), lambda: os._exit(0))
     stop.daemon = True
