@@ -203,8 +203,8 @@ def hidden_exploit(
         str,
         typer.Option(
             "--agent",
-            help="Agents, comma-separated: of pasur arena (random, greedy, ismcts:N:game apply), or equilibrium "
-            "(the solved strategy) and equilibrium:pure (its most probable action everywhere).",
+            help="Agents, comma-separated: of pasur arena (random, greedy, heuristic, ismcts:N:game apply), or "
+            "equilibrium (the solved strategy) and equilibrium:pure (its most probable action everywhere).",
         ),
     ],
     equilibrium_target: Annotated[

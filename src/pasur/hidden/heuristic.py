@@ -5,7 +5,9 @@ Each legal action is scored as (what it banks now) + (its worth in the clubs rac
 expected best reply of the opponent) - (a Jack spent cheaply). The expected reply is exact under
 uniform beliefs: the opponent's hand is a uniform draw of its size from the unseen cards, so the
 chance that the best-replying card held is the i-th best of the N unseen is
-C(N-i, n-1) / C(N, n). No search, a few milliseconds per move.
+C(N-i, n-1) / C(N, n). No search, a few milliseconds per move. Every constant (the deck, the
+point cards, Surs, the clubs race, the turns of a deal) is the information state's variant's
+(:mod:`pasur.game.variants`), so it plays the small variants too.
 
 >>> from pasur.game.cards import Deck
 >>> from pasur.hidden.game import HiddenGame
@@ -14,6 +16,8 @@ C(N-i, n-1) / C(N, n). No search, a few milliseconds per move.
 True
 >>> round(club_race(6, 0, 7), 3), club_race(7, 0, 6)   # six clubs of thirteen, none for the other
 (6.891, 7.0)
+>>> club_race(2, 1, 1, for_bonus=3, bonus=5)   # tiny: 3 of its 4 clubs win 5; one club still out
+2.5
 """
 
 from __future__ import annotations
@@ -21,33 +25,38 @@ from __future__ import annotations
 from functools import cache
 from math import comb
 
-from pasur.game.cards import CLUBS_BONUS, CLUBS_FOR_BONUS, JACK, N_CLUBS, cards_of, clubs_in, rank
+from pasur.game.cards import JACK, cards_of, rank
 from pasur.game.rules import Action, captures_for, immediate_points
-from pasur.game.state import TURNS_PER_ROUND
+from pasur.game.variants import STANDARD, Variant
 from pasur.hidden.agents import HiddenAgent
 from pasur.hidden.infostate import InfoState
 
 
 @cache
-def club_race(mine: int, theirs: int, left: int) -> float:
+def club_race(
+    mine: int, theirs: int, left: int, for_bonus: int = STANDARD.clubs_for_bonus, bonus: int = STANDARD.clubs_bonus
+) -> float:
     """Expected clubs bonus margin (mine minus theirs) if each of the ``left`` clubs still out
-    goes to either player with probability 1/2."""
-    if mine >= CLUBS_FOR_BONUS:
-        return float(CLUBS_BONUS)
-    if theirs >= CLUBS_FOR_BONUS:
-        return -float(CLUBS_BONUS)
-    need_me, need_them = CLUBS_FOR_BONUS - mine, CLUBS_FOR_BONUS - theirs
+    goes to either player with probability 1/2; whoever has ``for_bonus`` clubs gets ``bonus``
+    (the standard game's 7 and 7 by default)."""
+    if mine >= for_bonus:
+        return float(bonus)
+    if theirs >= for_bonus:
+        return -float(bonus)
+    need_me, need_them = for_bonus - mine, for_bonus - theirs
     p_me = sum(comb(left, x) for x in range(need_me, left + 1)) / 2**left
     p_them = sum(comb(left, x) for x in range(0, left - need_them + 1)) / 2**left
-    return CLUBS_BONUS * (p_me - p_them)
+    return bonus * (p_me - p_them)
 
 
-def club_worth(taken: int, mine: int, theirs: int) -> float:
-    """What taking ``taken`` clubs adds to the expected clubs margin of its taker."""
+def club_worth(taken: int, mine: int, theirs: int, variant: Variant = STANDARD) -> float:
+    """What taking ``taken`` clubs adds to the expected clubs margin of its taker (``variant``:
+    its clubs, threshold and bonus)."""
     if not taken:
         return 0.0
-    left = N_CLUBS - mine - theirs
-    return club_race(mine + taken, theirs, left - taken) - club_race(mine, theirs, left)
+    left = variant.n_clubs - mine - theirs
+    rule = (variant.clubs_for_bonus, variant.clubs_bonus)
+    return club_race(mine + taken, theirs, left - taken, *rule) - club_race(mine, theirs, left, *rule)
 
 
 def expected_max(values: list[float], n: int) -> float:
@@ -63,6 +72,11 @@ def expected_max(values: list[float], n: int) -> float:
     return total
 
 
+def _points_now(action: Action, pool: int, round_: int, variant: Variant) -> int:
+    """Card points and Sur of ``action`` under ``variant``'s scoring and final deal."""
+    return immediate_points(action, pool, round_, final_round=variant.final_round, variant=variant)
+
+
 class HeuristicAgent(HiddenAgent):
     """Careful rule-based play (see the module docstring). ``jack_keep``: points a Jack is worth
     kept in hand while other cards remain; ``caution``: weight of the opponent's expected reply."""
@@ -73,33 +87,34 @@ class HeuristicAgent(HiddenAgent):
         self.jack_keep = jack_keep
         self.caution = caution
 
-    def _reply(self, pool: int, round_: int, unseen: int, n: int, clubs_opp: int, clubs_me: int) -> float:
+    def _reply(self, info: InfoState, pool: int, n: int, clubs_opp: int, clubs_me: int) -> float:
         """Expected best immediate gain of the opponent (points, Sur, clubs) against ``pool``."""
         if n == 0:
             return 0.0
+        v = info.variant
         values = []
-        for c in cards_of(unseen):
+        for c in cards_of(info.unseen):
             best = 0.0
             for cap in captures_for(c, pool):
                 taken = cap | (1 << c)
-                v = immediate_points(Action(c, cap), pool, round_) + club_worth(clubs_in(taken), clubs_opp, clubs_me)
-                best = max(best, v)
+                gain = _points_now(Action(c, cap), pool, info.round, v)
+                best = max(best, gain + club_worth((taken & v.club_mask).bit_count(), clubs_opp, clubs_me, v))
             values.append(best)
         return expected_max(values, n)
 
     def action_values(self, info: InfoState) -> list[tuple[Action, float]]:
-        me = info.player
+        me, v = info.player, info.variant
         mine, theirs = info.clubs[me], info.clubs[1 - me]
-        # the opponent replies this round only if it still holds cards after this move
-        n_reply = info.opponent_hand_size if info.turn + 1 < TURNS_PER_ROUND else 0
+        # the opponent replies this deal only if it still holds cards after this move
+        n_reply = info.opponent_hand_size if info.turn + 1 < v.turns_per_round else 0
         out = []
         for a in info.legal_actions():
             taken = a.captured | (1 << a.card) if a.captured else 0
             pool = info.pool & ~a.captured if a.captured else info.pool | (1 << a.card)
-            got = clubs_in(taken)
-            v = info.margin + immediate_points(a, info.pool, info.round) + club_worth(got, mine, theirs)
-            v -= self.caution * self._reply(pool, info.round, info.unseen, n_reply, theirs, mine + got)
+            got = (taken & v.club_mask).bit_count()
+            value = info.margin + _points_now(a, info.pool, info.round, v) + club_worth(got, mine, theirs, v)
+            value -= self.caution * self._reply(info, pool, n_reply, theirs, mine + got)
             if rank(a.card) == JACK and info.hand.bit_count() > 1:
-                v -= self.jack_keep
-            out.append((a, v))
+                value -= self.jack_keep
+            out.append((a, value))
         return out
