@@ -24,6 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "learn": {"common", "game", "solve", "play"},
     "study": {"common", "game", "solve", "play", "learn"},
     "hidden": {"common", "game", "solve", "play", "learn"},
+    "rl": {"common", "game", "solve", "play", "learn", "hidden"},
     "web": {"common", "game", "solve", "play", "learn", "hidden"},
     "cli": {"common", "game", "poker", "solve", "play", "learn", "study", "hidden", "web"},
 }

@@ -1,13 +1,18 @@
 """The hidden-hand game as an OpenSpiel Python game (``python_pasur``), and OpenSpiel's
 information-set MCTS as an agent of the arena.
 
-OpenSpiel (``open_spiel``, a test/optional dependency) is imported only when this module is;
-:func:`require_pyspiel` turns its absence into a one-line error. The game deals card by card
-(chance nodes: the 4 pool cards, uniform over the non-Jacks left; then each round's 4 + 4 hand
-cards, uniform over the cards left), then plays with the scalar rules. A player's information
-state string holds exactly our :class:`~pasur.hidden.infostate.InfoState`. Actions are global ids:
-``0..51`` lay a card; then every numeric capture (played card, subset of the 2764), a Jack's
-capture, a Queen's or King's capture of one card.
+Importing this module registers the game with OpenSpiel when ``open_spiel`` (a test/optional
+dependency) is installed, so ``pyspiel.load_game("python_pasur")`` works after
+``import pasur.hidden.openspiel``; without it the module still imports, and
+:func:`require_pyspiel` turns its absence into a one-line error where OpenSpiel is needed. The game
+deals card by card (chance nodes: the pool cards, uniform over the non-Jacks left; then each
+round's hand cards, uniform over the cards left), then plays with the scalar rules. A player's
+information state string holds exactly our :class:`~pasur.hidden.infostate.InfoState`; its
+``information_state_tensor`` and ``observation_tensor`` are both :func:`pasur.hidden.encoding.encode`
+of that information state (the RL environments' observation; a summary of the moves, not their
+order, so two information sets can share a tensor). Actions are the global ids of
+:mod:`pasur.hidden.encoding`: ``0..51`` lay a card; then every numeric capture (played card, subset
+of the 2764), a Jack's capture, a Queen's or King's capture of one card.
 
 The game parameter ``variant`` names a row of :data:`pasur.game.variants.VARIANTS` (default
 ``standard``): ``pyspiel.load_game("python_pasur", {"variant": "tiny"})`` deals that variant's deck,
@@ -16,16 +21,17 @@ hands and deals, and scores by its constants.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import importlib.util
 
 import numpy as np
 
 from pasur.common.errors import PasurInputError
-from pasur.game.cards import ALL_CARDS, JACK, JACK_MASK, NUMERIC_MASK, Deck, cards_of, format_card, rank
+from pasur.game.cards import ALL_CARDS, JACK_MASK, Deck, cards_of, format_card
 from pasur.game.rules import Action
 from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
 from pasur.game.variants import STANDARD, Variant, get_variant
 from pasur.hidden.agents import HiddenAgent
+from pasur.hidden.encoding import OBS_SIZE, _action_table, action_id, action_of, encode, n_actions
 from pasur.hidden.game import observe
 from pasur.hidden.infostate import InfoState, Move
 
@@ -44,38 +50,8 @@ def require_pyspiel():
 
 
 # ---------------------------------------------------------------- action ids
-
-
-@lru_cache(maxsize=1)
-def _action_table() -> tuple[dict[tuple[int, int], int], list[tuple[int, int]]]:
-    """(card, captured or -1 for 'a Jack takes what it can') <-> id."""
-    from pasur.solve.actions import numeric_subsets
-
-    keys: list[tuple[int, int]] = [(c, 0) for c in range(52)]
-    for s in numeric_subsets():
-        for c in cards_of(s):
-            keys.append((c, s & ~(1 << c)))
-    keys += [(j, -1) for j in range(4 * JACK, 4 * JACK + 4)]
-    for r in (11, 12):  # Queen, King: take one card of the same rank
-        for c in range(4 * r, 4 * r + 4):
-            keys += [(c, 1 << t) for t in range(4 * r, 4 * r + 4) if t != c]
-    return {k: i for i, k in enumerate(keys)}, keys
-
-
-def n_actions() -> int:
-    return len(_action_table()[1])
-
-
-def action_id(action: Action) -> int:
-    ids, _ = _action_table()
-    key = (action.card, -1 if rank(action.card) == JACK and action.captured else action.captured)
-    return ids[key]
-
-
-def action_of(aid: int, pool: int) -> Action:
-    card, cap = _action_table()[1][aid]
-    return Action(card, pool & (NUMERIC_MASK | JACK_MASK) if cap == -1 else cap)
-
+# (the encoding lives in :mod:`pasur.hidden.encoding`, shared with the RL environments; the names
+# stay importable from here)
 
 # ---------------------------------------------------------------- the game
 
@@ -90,7 +66,7 @@ def _info_string(info: InfoState) -> str:
 
 def _game_type(pyspiel):
     """What OpenSpiel is told about the game: sequential, dealt by explicit chance, hidden hands,
-    zero-sum, paid at the end; information state and observation strings, no tensors."""
+    zero-sum, paid at the end; information state and observation strings and tensors."""
     return pyspiel.GameType(
         short_name=GAME_NAME,
         long_name="Pasur (hidden hands)",
@@ -102,9 +78,9 @@ def _game_type(pyspiel):
         max_num_players=2,
         min_num_players=2,
         provides_information_state_string=True,
-        provides_information_state_tensor=False,
+        provides_information_state_tensor=True,
         provides_observation_string=True,
-        provides_observation_tensor=False,
+        provides_observation_tensor=True,
         parameter_specification={"variant": "standard"},
     )
 
@@ -224,14 +200,19 @@ class _StateRules:
 
 
 class _Observer:
-    """The information state string of a player (with or without perfect recall: the same)."""
+    """A player's information state as a string and as a tensor (with or without perfect recall:
+    the same): :func:`pasur.hidden.encoding.encode` of its ``InfoState``, zeros while the first
+    deal is still being dealt (no player has anything to see yet)."""
 
     def __init__(self):
-        self.tensor = np.zeros(0, np.float32)
-        self.dict = {}
+        self.tensor = np.zeros(OBS_SIZE, np.float32)
+        self.dict = {"observation": self.tensor}
 
     def set_from(self, state, player):
-        pass
+        if state.gs is None:
+            self.tensor.fill(0.0)
+        else:
+            encode(state.info(player), out=self.tensor)
 
     def string_from(self, state, player):
         if state.gs is None:
@@ -271,6 +252,10 @@ def _register():
     pyspiel.register_game(game_type, PasurGame)
     _register.state_class = PasurState  # type: ignore[attr-defined]
     return pyspiel
+
+
+if importlib.util.find_spec("pyspiel") is not None:  # registered on import, where OpenSpiel is installed
+    _register()
 
 
 def load_game(variant: str = "standard"):
