@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 
@@ -138,6 +140,28 @@ def test_cfr_strategy_against_random_guarantees_about_the_value(reference_decks,
     assert m["tie_rate"] == sum(u == 0 for u in every) / 2000
 
 
+def _cache_test_games(deck, tree, strategy):
+    """The games of the cache test: a table against random and random against random, each in two
+    batches (the second meets the tables the first one kept, or not)."""
+    from pasur.play.selfplay import BatchStrategy
+
+    start, out = GameState.initial(deck), []
+    for alex, bob in ((BatchStrategy(strategy, 1), BatchRandom(seed=2)), (BatchRandom(seed=3), BatchRandom(4))):
+        for _ in range(2):
+            b = play_batch(deck, alex, bob, n_games=25, tree=tree, start=start)
+            out.append([b.actions_of(g) for g in range(25)])
+    return out
+
+
+@functools.cache
+def _games_with_every_table_kept(mode):
+    """Deck 4's tree and table in ``mode`` and their games with the default budget (one build per
+    mode and process, shared by both budgets: the paper tree of a whole deck is the slow part)."""
+    deck = Deck.from_seed(4)
+    tree, strategy = _tree_and_strategy(deck, mode)
+    return deck, tree, strategy, _cache_test_games(deck, tree, strategy)
+
+
 @pytest.mark.parametrize("mode", ["compact", "paper"])
 @pytest.mark.parametrize("budget", [0, 60_000])
 def test_a_bounded_self_play_cache_plays_the_same_games(monkeypatch, mode, budget):
@@ -145,23 +169,13 @@ def test_a_bounded_self_play_cache_plays_the_same_games(monkeypatch, mode, budge
     (none at all, or a few layers' worth here) they are made again for each batch, and the games
     must be the same, move for move, as with every table kept, for every agent that uses them."""
     from pasur.play import selfplay
-    from pasur.play.selfplay import BatchStrategy
 
-    deck = Deck.from_seed(4)
-    start = GameState.initial(deck)
-
-    def games(tree, strategy):
-        out = []
-        for alex, bob in ((BatchStrategy(strategy, 1), BatchRandom(seed=2)), (BatchRandom(seed=3), BatchRandom(4))):
-            for _ in range(2):  # a second batch meets the tables the first one kept (or not)
-                b = play_batch(deck, alex, bob, n_games=25, tree=tree, start=start)
-                out.append([b.actions_of(g) for g in range(25)])
-        return out
-
-    tree, strategy = _tree_and_strategy(deck, mode)
-    kept = games(tree, strategy)
+    deck, tree, strategy, kept = _games_with_every_table_kept(mode)
+    tree.__dict__.pop("_selfplay_cache", None)  # the same tree, its tables forgotten
     monkeypatch.setattr(selfplay, "SELFPLAY_CACHE_BYTES", budget)
-    tree, strategy = _tree_and_strategy(deck, mode)
-    assert games(tree, strategy) == kept
-    cache = selfplay._TreeCache.of(tree)
+    try:
+        assert _cache_test_games(deck, tree, strategy) == kept
+        cache = selfplay._TreeCache.of(tree)
+    finally:
+        tree.__dict__.pop("_selfplay_cache", None)  # the next test meets the default budget afresh
     assert cache.nbytes <= budget and (budget == 0) == (not cache.entries)
