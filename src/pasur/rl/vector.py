@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from pasur.game.variants import Variant
-from pasur.hidden.encoding import N_ACTIONS, N_PLANES, N_SCALARS, OBS_SIZE, legal_ids, plane_masks, scalars
+from pasur.hidden.encoding import N_ACTIONS, N_PLANES, N_SCALARS, OBS_SIZE, action_id, plane_masks, scalars
 from pasur.rl.table import Table
 
 
@@ -70,6 +70,7 @@ class VectorEnv:
         self._shifts = torch.arange(52, device=self.device, dtype=torch.int64)
         self.returns = torch.zeros(n_games, 2)  # the last finished game's margins, per row
         self.games_finished = 0
+        self._legal: list[dict] = [{} for _ in range(n_games)]  # per game: legal id -> action, as last observed
 
     @property
     def all_over(self) -> bool:
@@ -104,13 +105,11 @@ class VectorEnv:
         return self._batch(reward, ended)
 
     def _legal_move(self, i: int, aid: int):
-        from pasur.hidden.encoding import action_id
-
-        t = self.tables[i]
-        for a in t.game.state.legal_actions():
-            if action_id(a) == aid:
-                return a
-        raise ValueError(f"game {i}: action id {aid} is not legal at {t.game.state.stage}")
+        """Game ``i``'s action of id ``aid``, from the legal actions its last observation listed."""
+        action = self._legal[i].get(aid)
+        if action is None:
+            raise ValueError(f"game {i}: action id {aid} is not legal at {self.tables[i].game.state.stage}")
+        return action
 
     def _batch(self, reward: torch.Tensor, ended: torch.Tensor) -> VectorStep:
         """Each game's information state of its player to move, as tensors on the device."""
@@ -124,9 +123,9 @@ class VectorEnv:
                 continue
             info = t.info(t.mover)
             masks[i], numbers[i], players[i] = plane_masks(info), scalars(info), info.player
-            ids = legal_ids(info)
-            rows += [i] * len(ids)
-            cols += ids
+            self._legal[i] = {action_id(a): a for a in info.legal_actions()}
+            rows += [i] * len(self._legal[i])
+            cols += self._legal[i]
         bits = (torch.from_numpy(masks).to(self.device).unsqueeze(-1) >> self._shifts) & 1
         obs = torch.cat([bits.reshape(n, -1).float(), torch.from_numpy(numbers).to(self.device)], dim=1)
         legal = torch.zeros(n, N_ACTIONS, dtype=torch.bool, device=self.device)
