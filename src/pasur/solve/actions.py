@@ -20,18 +20,9 @@ from functools import lru_cache
 
 import torch
 
-from pasur.game.cards import (
-    CLUB_MASK,
-    JACK,
-    JACK_MASK,
-    NUMERIC_MASK,
-    POINT_CARDS_MASK,
-    SUR_POINTS,
-    card_points,
-    rank,
-    value,
-)
+from pasur.game.cards import JACK, JACK_MASK, NUMERIC_MASK, rank, value
 from pasur.game.rules import CAPTURE_SUM
+from pasur.game.variants import STANDARD, Variant
 from pasur.solve.ops import first_occurrence, inverse_unique, popcount
 
 #: chunk of (rows x subsets) pairs tested at once; bounds the transient memory (8 bytes each)
@@ -79,7 +70,7 @@ class LayerActions:
     row: torch.Tensor  # int64 [A]
     card: torch.Tensor  # int64 [A]
     captured: torch.Tensor  # int64 [A], 0 = laid
-    points: torch.Tensor  # int64 [A], card points + 5 per Sur
+    points: torch.Tensor  # int64 [A], card points + the variant's Sur points (5) per Sur
     clubs: torch.Tensor  # int64 [A]
     sur: torch.Tensor  # bool [A]
     brf: torch.Tensor  # int64 [rows]
@@ -113,11 +104,18 @@ def _court_actions(hand, pool, cards: list[int], same_rank_mask: int, rows_out, 
 
 
 def layer_actions(
-    hand: torch.Tensor, pool: torch.Tensor, dealt: list[int], round_: int, in_play: int = (1 << 52) - 1
+    hand: torch.Tensor,
+    pool: torch.Tensor,
+    dealt: list[int],
+    round_: int,
+    in_play: int = (1 << 52) - 1,
+    *,
+    variant: Variant = STANDARD,
 ) -> LayerActions:
     """All legal actions of rows (``hand``, ``pool``: int64 masks), where every hand is a
     subset of the cards ``dealt`` to the mover this round (4 cards; more in a forest) and every hand and
-    pool a subset of ``in_play`` (the round's in-play cards: only subsets of them can be taken)."""
+    pool a subset of ``in_play`` (the round's in-play cards: only subsets of them can be taken).
+    Points, clubs and Surs (none in the last round) are ``variant``'s."""
     dev = hand.device
     n = hand.shape[0]
     rows, cards, caps = [], [], []
@@ -157,15 +155,21 @@ def layer_actions(
     row, card, cap = row[order], card[order], cap[order]
 
     taken = torch.where(cap != 0, cap | (1 << card), torch.zeros_like(cap))
-    sur = (cap != 0) & (cap == pool[row]) & (card // 4 != JACK) & (round_ < 5)
-    points = card_points_of(taken) + SUR_POINTS * sur.long()
-    clubs = popcount(taken & CLUB_MASK)
+    sur = (cap != 0) & (cap == pool[row]) & (card // 4 != JACK) & (round_ < variant.final_round)
+    points = card_points_of(taken, variant=variant) + variant.sur_points * sur.long()
+    clubs = popcount(taken & variant.club_mask)
     brf = torch.bincount(row, minlength=n)
     return LayerActions(row, card, cap, points, clubs, sur, brf)
 
 
 def unique_row_actions(
-    hand: torch.Tensor, pool: torch.Tensor, dealt: list[int], round_: int, in_play: int = (1 << 52) - 1
+    hand: torch.Tensor,
+    pool: torch.Tensor,
+    dealt: list[int],
+    round_: int,
+    in_play: int = (1 << 52) - 1,
+    *,
+    variant: Variant = STANDARD,
 ) -> tuple[LayerActions, torch.Tensor]:
     """Actions of the distinct (hand, pool) rows only, and the inverse map from every row to its
     distinct row: many nodes or games share a hand and a pool, and actions depend on nothing else.
@@ -181,7 +185,7 @@ def unique_row_actions(
         key = hand_id * (int(pool_id.max()) + 1) + pool_id
     ukeys, inv = torch.unique(key, return_inverse=True)
     first = first_occurrence(inv, ukeys.shape[0])
-    return layer_actions(hand[first], pool[first], dealt, round_, in_play), inv
+    return layer_actions(hand[first], pool[first], dealt, round_, in_play, variant=variant), inv
 
 
 def _chunk_table(weights: dict[int, int], lo: int) -> torch.Tensor:
@@ -194,14 +198,17 @@ def _chunk_table(weights: dict[int, int], lo: int) -> torch.Tensor:
     return out
 
 
-_POINTS = {c: card_points(c) for c in range(52) if (POINT_CARDS_MASK >> c) & 1}
-_POINT_CHUNKS = sorted({16 * (c // 16) for c in _POINTS})
-_POINT_TABLES = {lo: _chunk_table(_POINTS, lo) for lo in _POINT_CHUNKS}
+@lru_cache(maxsize=16)
+def _point_tables(variant: Variant) -> dict[int, torch.Tensor]:
+    """Per 16-bit chunk holding a scoring card of ``variant``: its table of points."""
+    points = dict(variant.point_cards)
+    return {lo: _chunk_table(points, lo) for lo in sorted({16 * (c // 16) for c in points})}
 
 
-def card_points_of(mask: torch.Tensor) -> torch.Tensor:
-    """Card points (Aces, Jacks, 2♣, 10♦) of int64 masks (16-bit chunk lookups)."""
+def card_points_of(mask: torch.Tensor, *, variant: Variant = STANDARD) -> torch.Tensor:
+    """Card points of int64 masks (16-bit chunk lookups): ``variant.point_cards``, in the standard
+    game Aces and Jacks 1, 2♣ 2, 10♦ 3."""
     out = torch.zeros_like(mask)
-    for lo in _POINT_CHUNKS:
-        out += _POINT_TABLES[lo].to(mask.device)[(mask >> lo) & 0xFFFF]
+    for lo, table in _point_tables(variant).items():
+        out += table.to(mask.device)[(mask >> lo) & 0xFFFF]
     return out

@@ -84,7 +84,7 @@ def replay_gme(tree, r: int) -> Iterator[tuple[int, torch.Tensor]]:
     gme = torch.zeros((len(rt.root_pools), 3, inp.shape[0]), dtype=torch.int8, device=tree.device)
     gme[:, 0, :] = owner_codes([h.expand_as(rt.root_pools) for h in rt.root_hands], rt.root_pools, inp)
     yield rt.start_turn, gme
-    for t in range(rt.start_turn, 8):
+    for t in rt.play_turns:
         layer = rt.gt[t]
         parent, card, captured = layer.parent.long(), layer.card.long(), layer.captured
         gme = gme[parent]

@@ -79,7 +79,7 @@ from pasur.common.regret import (
     predictive_update_,
 )
 from pasur.common.regret import METHODS as SHARED
-from pasur.game.state import ALEX, TURNS_PER_ROUND
+from pasur.game.state import ALEX
 from pasur.solve.gametree import RoundTree
 from pasur.solve.ops import gather, scatter
 from pasur.solve.round_parts import RoundPart, edges_below
@@ -261,7 +261,7 @@ class RoundCFR:
             raise ValueError("only a tree-like (paper mode) round is solved in parts")
         self.n_roots = rt.n_nodes(rt.start_turn) if part is None else int(part.roots.shape[0])
         self.layers: list[_Layer] = []
-        turns = range(rt.start_turn, TURNS_PER_ROUND)
+        turns = rt.play_turns
         if part is None:
             widest = max((rt.n_edges_at(t) for t in turns), default=0)
         else:

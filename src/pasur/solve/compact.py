@@ -19,8 +19,7 @@ from functools import lru_cache
 
 import torch
 
-from pasur.game.cards import CLUB_MASK, CLUBS_FOR_BONUS
-from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND
+from pasur.game.variants import STANDARD, Variant
 from pasur.solve.actions import card_points_of, unique_row_actions
 from pasur.solve.card_codes import initial_cmp, update_cmp
 from pasur.solve.gametree import GameTree, GTLayer, RoundTree, final_value
@@ -67,19 +66,20 @@ def unpack_score(s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Ten
     return (s >> 5) & 7, (s >> 2) & 7, s & 3
 
 
-@lru_cache(maxsize=4)
-def _score_table(player: int) -> torch.Tensor:
+@lru_cache(maxsize=16)
+def _score_table(player: int, need: int) -> torch.Tensor:
     """[256, MAX_CLUBS, 2]: the packed score after ``player`` takes k clubs, with or without a
-    capture (a capture makes the player the last capturer); clubs normalized once clinched."""
+    capture (a capture makes the player the last capturer); clubs normalized once clinched
+    (``need`` clubs: the variant's ``clubs_for_bonus``, at most 7 for the 3 bits of the packing)."""
     s = torch.arange(256).view(256, 1, 1)
     k = torch.arange(MAX_CLUBS).view(1, MAX_CLUBS, 1)
     cap = torch.arange(2).view(1, 1, 2)
     ca, cb, last = unpack_score(s)
     ca, cb = (ca + k, cb) if player == 0 else (ca, cb + k)
-    a_won, b_won = ca >= CLUBS_FOR_BONUS, cb >= CLUBS_FOR_BONUS
+    a_won, b_won = ca >= need, cb >= need
     ca, cb = (
-        torch.where(a_won, CLUBS_FOR_BONUS, torch.where(b_won, 0, ca)),
-        torch.where(b_won, CLUBS_FOR_BONUS, torch.where(a_won, 0, cb)),
+        torch.where(a_won, need, torch.where(b_won, 0, ca)),
+        torch.where(b_won, need, torch.where(a_won, 0, cb)),
     )
     last = torch.where(cap == 1, player + 1, last)
     shape = (256, MAX_CLUBS, 2)
@@ -131,10 +131,10 @@ class Layer:
 def expand_layer(builder, r: int, t: int, deals, cards: CardStates, nodes: Nodes, inp_mask: int, cmp_info) -> Layer:
     """The edges out of one compact layer (turn ``t`` of round ``r``) and the merged next layer."""
     dev = cards.key.device
-    p = t & 1
-    end = t + 1 == TURNS_PER_ROUND
+    p, variant = t & 1, builder.variant
+    end = t + 1 == variant.turns_per_round
     dealt = deals.dealt[r]
-    la, inv = unique_row_actions(cards.hands[p], cards.pool, dealt[p], r, inp_mask)
+    la, inv = unique_row_actions(cards.hands[p], cards.pool, dealt[p], r, inp_mask, variant=variant)
     # (card state, action) pairs, grouped by card state, actions in (card, captured) order
     brf_c = la.brf[inv]
     n_pairs = int(brf_c.sum())
@@ -180,7 +180,7 @@ def expand_layer(builder, r: int, t: int, deals, cards: CardStates, nodes: Nodes
     pscores, prank = _small_unique(nodes.score, 256)
     kind = la.clubs[pair_act] * 2 + is_cap.long()  # per pair
     kinds, kind_id = _small_unique(kind, 2 * MAX_CLUBS)
-    table = _score_table(p).to(dev).view(256, -1)[pscores][:, kinds]  # [scores, kinds] packed child scores
+    table = _score_table(p, variant.clubs_for_bonus).to(dev).view(256, -1)[pscores][:, kinds]  # [scores, kinds]
     cvals, crank = torch.unique(table.flatten(), return_inverse=True)
     n_s = int(cvals.shape[0])
     # child key = child card state x scores + child score rank, as (per pair) + (per node) + table
@@ -215,11 +215,13 @@ def _small_unique(x: torch.Tensor, bound: int) -> tuple[torch.Tensor, torch.Tens
     return torch.nonzero(present).squeeze(1), gather(rank, x)
 
 
-def final_values(cards: CardStates, nodes: Nodes) -> torch.Tensor:
-    """Future value of round 5's terminal nodes: the sweep to the last capturer and the clubs bonus."""
+def final_values(cards: CardStates, nodes: Nodes, variant: Variant = STANDARD) -> torch.Tensor:
+    """Future value of the last round's terminal nodes: the sweep to the last capturer and the
+    clubs bonus."""
     pool = cards.pool[nodes.cs]
     ca, cb, last = unpack_score(nodes.score)
-    return final_value(ca, cb, last, popcount(pool & CLUB_MASK), card_points_of(pool))
+    sweep_clubs, sweep_points = popcount(pool & variant.club_mask), card_points_of(pool, variant=variant)
+    return final_value(ca, cb, last, sweep_clubs, sweep_points, variant=variant)
 
 
 # -- rounds ------------------------------------------------------------------------------------
@@ -233,7 +235,7 @@ def build_compact(builder, starts, deals, frontier, t0: float):
     nodes = Nodes(cs, pack_score(frontier.clubs[0], frontier.clubs[1], frontier.last))
     rounds = []
     turn = first.turn
-    for r in range(first.round, FINAL_ROUND + 1):
+    for r in range(first.round, builder.variant.deals):
         if r > first.round:  # deal: the card states keep their order (hands are all dealt cards)
             cards.hands = deals.hands_of(r, cards.pool, cards.world)
             cards.key = cards.pool | (_local(cards.hands, cards.world, deals.local_pos_fn(r)) << LOCAL_SHIFT)
@@ -256,7 +258,8 @@ def _round(builder, r: int, start_turn: int, deals, cards: CardStates, nodes: No
         for c in deals.dealt[r][p]:
             inp_mask |= 1 << c
     inp = [c for c in range(52) if (inp_mask >> c) & 1]
-    rt = RoundTree(round=r, start_turn=start_turn, mode="compact", inp=inp)
+    variant = builder.variant
+    rt = RoundTree(round=r, start_turn=start_turn, mode="compact", inp=inp, end_turn=variant.turns_per_round)
     inp_t = torch.tensor(inp, dtype=torch.int64, device=dev)
     pos = torch.full((52,), -1, dtype=torch.int64, device=dev)
     pos[inp_t] = torch.arange(len(inp), device=dev)
@@ -274,16 +277,16 @@ def _round(builder, r: int, start_turn: int, deals, cards: CardStates, nodes: No
             layer.node_scores = torch.stack(unpack_score(nodes.score), 1).to(torch.int8)
         return layer
 
-    for t in range(start_turn, TURNS_PER_ROUND):
+    for t in rt.play_turns:
         layer = rt.gt[t] = layer_of(nodes)
         out = expand_layer(builder, r, t, deals, cards, nodes, inp_mask, cmp_info)
         layer.parent, layer.child, layer.action, layer.table = out.parent, out.child, out.action, out.table
         cards, nodes = out.cards, out.nodes
         if builder.progress is not None:
             builder.progress(r, t + 1, nodes.n)
-    rt.gt[TURNS_PER_ROUND] = layer_of(nodes)
-    if r == FINAL_ROUND:
-        rt.terminal_value = final_values(cards, nodes)
+    rt.gt[rt.end_turn] = layer_of(nodes)
+    if r == variant.final_round:
+        rt.terminal_value = final_values(cards, nodes, variant)
     else:
         rt.link = torch.arange(nodes.n, dtype=torch.int32, device=dev)
     rt.seconds = time.perf_counter() - t_start

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import torch
 
-from pasur.game.cards import N_ROUNDS
 from pasur.game.state import GameState
 
 
@@ -26,7 +25,7 @@ class Deals:
         self.nxt: dict[int, torch.Tensor] = {}  # round -> class -> class of the next round
         self.pos: dict[tuple[int, int], torch.Tensor] = {}  # (round, player) -> [classes, 52] bit of card
         prev = None
-        for r in range(N_ROUNDS - 1, r0 - 1, -1):  # later rounds first: a class knows its next class
+        for r in range(starts[0].variant.deals - 1, r0 - 1, -1):  # later rounds first: a class knows its next class
             sigs: dict[tuple, int] = {}
             cls, hands = [], []
             orders = []  # per class and player: the cards in dealing order (bit positions of local_bits)

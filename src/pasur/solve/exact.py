@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from pasur.game.rules import Action
-from pasur.game.state import ALEX, TURNS_PER_ROUND
+from pasur.game.state import ALEX
 from pasur.solve.gametree import GameTree, RoundTree
 
 Strategy = dict[tuple[int, int], torch.Tensor]
@@ -133,8 +133,8 @@ def _backward(tree: GameTree, rule: Callable, keep: bool = True, best: bool = Fa
     best_edges: dict[tuple[int, int], torch.Tensor] = {}
     for rt in reversed(tree.rounds):
         v = _terminal(rt, values, tree)
-        values[(rt.round, TURNS_PER_ROUND)] = v
-        for t in reversed(range(rt.start_turn, TURNS_PER_ROUND)):
+        values[(rt.round, rt.end_turn)] = v
+        for t in reversed(rt.play_turns):
             e = _Edges.of(rt, t)
             q = e.reward(rt, t).to(v.dtype).add_(torch.index_select(v, 0, e.child))
             v = rule(rt, t, e, q)
@@ -212,7 +212,7 @@ def pure_strategy(solution: Solution) -> Strategy:
     tree = solution.tree
     out: Strategy = {}
     for rt in tree.rounds:
-        for t in range(rt.start_turn, TURNS_PER_ROUND):
+        for t in rt.play_turns:
             parent, _, gt_edge = rt.edges(t)
             best = solution.best_edge[(rt.round, t)].long()
             out[(rt.round, t)] = (gt_edge == best[parent]).to(torch.float32)
@@ -223,7 +223,7 @@ def uniform_strategy(tree: GameTree) -> Strategy:
     """Every legal action equally likely."""
     out: Strategy = {}
     for rt in tree.rounds:
-        for t in range(rt.start_turn, TURNS_PER_ROUND):
+        for t in rt.play_turns:
             parent, _, _ = rt.edges(t)
             deg = torch.bincount(parent, minlength=rt.n_nodes(t)).to(torch.float32)
             out[(rt.round, t)] = 1.0 / deg[parent]
@@ -236,7 +236,7 @@ def optimal_line(solution: Solution) -> list[Action]:
     line: list[Action] = []
     node = 0
     for rt in tree.rounds:
-        for t in range(rt.start_turn, TURNS_PER_ROUND):
+        for t in rt.play_turns:
             parent, child, gt_edge = rt.edges(t)
             best = int(solution.best_edge[(rt.round, t)][node])
             layer = rt.gt[t]

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from pasur.game.cards import CLUBS_BONUS, CLUBS_FOR_BONUS
 from pasur.game.rules import Action
 from pasur.game.state import TURNS_PER_ROUND, GameState
+from pasur.game.variants import STANDARD, Variant
 
 #: edges per step of :meth:`GameTree.edge_checksum` (any size gives the same digest)
 CHECKSUM_CHUNK = 1 << 20
@@ -118,10 +118,17 @@ class RoundTree:
     root_pools: torch.Tensor | None = None
     root_hands: list[torch.Tensor] | None = None
     seconds: float = 0.0
+    #: the turn that ends the round: the cards both players hold (the variant's ``turns_per_round``)
+    end_turn: int = TURNS_PER_ROUND
 
     @property
     def turns(self) -> range:
-        return range(self.start_turn, TURNS_PER_ROUND + 1)
+        return range(self.start_turn, self.end_turn + 1)
+
+    @property
+    def play_turns(self) -> range:
+        """The turns with a move (every layer but the last)."""
+        return range(self.start_turn, self.end_turn)
 
     def n_nodes(self, t: int) -> int:
         """Solver nodes (FGT nodes) at turn ``t``."""
@@ -182,6 +189,11 @@ class GameTree:
     def n_roots(self) -> int:
         return len(self.starts)
 
+    @property
+    def variant(self) -> Variant:
+        """The rules the tree was built under (its start state's, shared by a forest's starts)."""
+        return self.start.variant
+
     def round(self, r: int) -> RoundTree:
         return self.rounds[r - self.start.round]
 
@@ -203,7 +215,7 @@ class GameTree:
     @property
     def n_edges(self) -> int:
         """Solver edges (strategy-table rows) over all rounds."""
-        return sum(rt.n_edges_at(t) for rt in self.rounds for t in range(rt.start_turn, TURNS_PER_ROUND))
+        return sum(rt.n_edges_at(t) for rt in self.rounds for t in rt.play_turns)
 
     def edge_checksum(self) -> str:
         """A digest of the edge structure (per layer: parent, child and action of every edge, and
@@ -220,7 +232,7 @@ class GameTree:
         # gigabytes of int64 copies at once
         step = CHECKSUM_CHUNK
         for rt in self.rounds:
-            for t in range(rt.start_turn, TURNS_PER_ROUND):
+            for t in rt.play_turns:
                 g, n = rt.gt[t], rt.n_edges_at(t)
                 for k in range(4):
                     for lo in range(0, n, step):
@@ -241,7 +253,8 @@ class GameTree:
             if t == rt.start_turn:
                 if r == self.start.round:
                     return actions[::-1]
-                node, r, t = int(torch.nonzero(self.round(r - 1).link == node)[0]), r - 1, TURNS_PER_ROUND
+                prev = self.round(r - 1)
+                node, r, t = int(torch.nonzero(prev.link == node)[0]), r - 1, prev.end_turn
                 continue
             parent, child, gt_edge = rt.edges(t - 1)
             e = int(torch.nonzero(child == node)[0])
@@ -257,11 +270,13 @@ class GameTree:
         return [Action(int(layer.card[g]), int(layer.captured[g])) for g in gt_edge[parent == node].tolist()]
 
 
-def final_value(ca, cb, last, swept_clubs, swept_points) -> torch.Tensor:
-    """Future value at the end of round 5: the sweep of the pool (its clubs and points) to
-    ``last`` and the clubs bonus, from effective clubs ``ca``, ``cb`` (normalized) before the sweep."""
+def final_value(ca, cb, last, swept_clubs, swept_points, *, variant: Variant = STANDARD) -> torch.Tensor:
+    """Future value at the end of the last round: the sweep of the pool (its clubs and points) to
+    ``last`` and the clubs bonus (``variant``'s), from effective clubs ``ca``, ``cb`` (normalized)
+    before the sweep."""
+    need, bonus = variant.clubs_for_bonus, variant.clubs_bonus
     ca = ca + torch.where(last == 1, swept_clubs, 0)
     cb = cb + torch.where(last == 2, swept_clubs, 0)
-    bonus = torch.where(ca >= CLUBS_FOR_BONUS, CLUBS_BONUS, torch.where(cb >= CLUBS_FOR_BONUS, -CLUBS_BONUS, 0))
+    bonus = torch.where(ca >= need, bonus, torch.where(cb >= need, -bonus, 0))
     sweep = torch.where(last == 1, swept_points, torch.where(last == 2, -swept_points, 0))
     return (bonus + sweep).to(torch.float32)

@@ -5,9 +5,9 @@ Columns 0..51, one per card: the compressed state code of the node (``t_cmp``, c
 docs/paper-notes.md: 100/105 in Alex's/Bob's hand, 110 in the pool since the round began,
 history codes for cards played or captured this round), -127 for a card dealt in an earlier
 round and no longer in play, 0 for a card not dealt yet.
-Columns 52..54, the score context: Alex's clubs (7 once he has clinched the bonus), Bob's
-clubs (likewise), the last capturer (0 nobody, 1 Alex, 2 Bob). In the paper tree it is the
-score inherited at the start of the round (the paper has three slots for its four score
+Columns 52..54, the score context: Alex's clubs (7, the variant's ``clubs_for_bonus``, once he
+has clinched the bonus), Bob's clubs (likewise), the last capturer (0 nobody, 1 Alex, 2 Bob).
+In the paper tree it is the score inherited at the start of the round (the paper has three slots for its four score
 columns; ours hold the whole inherited key); in the compact tree, the node's own score so far.
 In the compact tree a node merges several histories; its card codes are those of one of them.
 Columns 55..57: round, turn (0..3) and player (0 Alex, 1 Bob) of the action that led to the node.
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import torch
 
-from pasur.game.cards import N_ROUNDS, Deck
+from pasur.game.cards import Deck
 from pasur.solve.card_codes import HAND_CODE, POOL_CODE
 from pasur.solve.gametree import GameTree
 
@@ -52,7 +52,7 @@ FEATURE_SETS = {"paper": "history", "compact": "state"}
 def dealt_before(deck: Deck, r: int) -> int:
     """Mask of the cards dealt before round ``r`` (``t_dlt``): the initial pool and earlier hands."""
     m = deck.pool_mask
-    for k in range(min(r, N_ROUNDS)):
+    for k in range(min(r, deck.variant.deals)):
         m |= deck.hand_mask(0, k) | deck.hand_mask(1, k)
     return m
 
@@ -68,18 +68,20 @@ def infoset_tensor(tree: GameTree, r: int, t: int, nodes: torch.Tensor | None = 
         )
     if rt.gt[t].cmp is None:
         raise ValueError("infoset features need a tree built with infosets=True (t_cmp)")
-    if not rt.start_turn < t <= 8:
-        raise ValueError(f"turn {t}: infosets describe nodes after an action (turns {rt.start_turn + 1}..8)")
+    if not rt.start_turn < t <= rt.end_turn:
+        raise ValueError(
+            f"turn {t}: infosets describe nodes after an action (turns {rt.start_turn + 1}..{rt.end_turn})"
+        )
     dev = tree.device
     layer = rt.gt[t]
     if tree.mode == "paper":
         fgm = rt.fgm[t] if nodes is None else rt.fgm[t][nodes]
         gt_node = fgm[:, 0].long()
         sc = rt.scores.long()[fgm[:, 1].long()]
-        flag = sc[:, 2]
-        score = torch.stack([torch.where(flag == 1, 7, sc[:, 0]), torch.where(flag == 2, 7, sc[:, 1]), sc[:, 3]], 1).to(
-            torch.int8
-        )
+        flag, need = sc[:, 2], tree.variant.clubs_for_bonus
+        score = torch.stack(
+            [torch.where(flag == 1, need, sc[:, 0]), torch.where(flag == 2, need, sc[:, 1]), sc[:, 3]], 1
+        ).to(torch.int8)
     elif nodes is None:
         gt_node = torch.arange(layer.n, device=dev)
         score = layer.node_scores

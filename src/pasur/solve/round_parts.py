@@ -19,7 +19,6 @@ import torch
 
 from pasur.common.errors import PasurInputError
 from pasur.common.memory import available_bytes, gib
-from pasur.game.state import TURNS_PER_ROUND
 from pasur.solve.gametree import RoundTree
 from pasur.solve.ops import gather
 
@@ -63,8 +62,8 @@ def subtree_edges(rt: RoundTree) -> torch.Tensor:
     """Per root of a tree-like round, the number of edges below it (int64)."""
     if rt.mode != "paper":
         raise ValueError("only a tree-like (paper mode) round splits into separate subtrees")
-    below = torch.zeros(rt.n_nodes(TURNS_PER_ROUND), dtype=torch.int64, device=rt.edg[TURNS_PER_ROUND].device)
-    for t in reversed(range(rt.start_turn, TURNS_PER_ROUND)):
+    below = torch.zeros(rt.n_nodes(rt.end_turn), dtype=torch.int64, device=rt.edg[rt.end_turn].device)
+    for t in reversed(rt.play_turns):
         parent = rt.edg[t + 1]  # the parent of each node of turn t+1, that is of each edge
         below = torch.zeros(rt.n_nodes(t), dtype=torch.int64, device=below.device).index_add_(0, parent, below + 1)
     return below
@@ -80,12 +79,12 @@ def edges_below(node: torch.Tensor, parent: torch.Tensor) -> tuple[torch.Tensor,
 
 def round_part(rt: RoundTree, roots: torch.Tensor) -> RoundPart:
     """The part of ``rt`` below ``roots`` (ascending indices of its roots)."""
-    dev = rt.edg[TURNS_PER_ROUND].device
+    dev = rt.edg[rt.end_turn].device
     roots = roots.to(device=dev, dtype=torch.int64)
     node = torch.zeros(rt.n_nodes(rt.start_turn), dtype=torch.bool, device=dev)
     node[roots] = True
     edges, parents = [], []
-    for t in range(rt.start_turn, TURNS_PER_ROUND):
+    for t in rt.play_turns:
         sel, parent = edges_below(node, rt.edg[t + 1])
         edges.append(sel)
         parents.append(parent)
@@ -98,7 +97,7 @@ def root_groups(rt: RoundTree, room: int) -> list[torch.Tensor] | None:
     """The round's roots in consecutive groups of about equal edges whose solvers fit in
     ``room`` bytes each, beside the whole round's average; None when the round fits whole (or is
     not tree-like: a compact round's subtrees share nodes). Refuses a round that cannot fit."""
-    total = sum(rt.n_edges_at(t) for t in range(rt.start_turn, TURNS_PER_ROUND))
+    total = sum(rt.n_edges_at(t) for t in rt.play_turns)
     if rt.mode != "paper" or SOLVER_BYTES_PER_EDGE * total <= room:
         return None
     per_part = room - AVERAGE_BYTES_PER_EDGE * total

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from pasur.game.state import ALEX, TURNS_PER_ROUND
+from pasur.game.state import ALEX
 from pasur.solve.cfr import FULL_WIDTH, CFRParams, RoundCFR, RoundTrace
 from pasur.solve.gametree import GameTree, RoundTree
 from pasur.solve.ops import gather
@@ -224,7 +224,7 @@ def _finish_round(rt, trace, snapshots, avg, suffix, device, strategy, suffixes)
     final = snapshots[-1]
     trace.mse_to_final = [float(((s - final) ** 2).mean()) if final.numel() else 0.0 for s in snapshots]
     suffixes[rt.round] = tuple(x.to(device=device, dtype=torch.float32) for x in suffix)
-    for t, a in zip(range(rt.start_turn, TURNS_PER_ROUND), avg, strict=True):
+    for t, a in zip(rt.play_turns, avg, strict=True):
         strategy[(rt.round, t)] = a.to(device=device, dtype=torch.float32)
 
 
@@ -235,9 +235,9 @@ def _solve_in_parts(
     the whole round's average strategy, its roots' suffix values (V, A, B) and the MSE trace's
     snapshots, each the same as a solve of the whole round, and ``trace`` filled as that would."""
     limit = params.iterations
-    turns = range(rt.start_turn, TURNS_PER_ROUND)
+    turns = rt.play_turns
     n_roots = rt.n_nodes(rt.start_turn)
-    store = rt.edg[TURNS_PER_ROUND].device  # where the assembled average waits (the tree's device)
+    store = rt.edg[rt.end_turn].device  # where the assembled average waits (the tree's device)
     avg = [torch.empty(rt.n_edges_at(t), dtype=torch.float32, device=store) for t in turns]
     sample = _mse_sample([rt.n_edges_at(t) for t in turns], params.seed, store)
     checkpoints = [it for it in range(1, limit + 1) if it % params.check_every == 0 or it == limit]

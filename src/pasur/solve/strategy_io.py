@@ -29,7 +29,6 @@ from pasur.common.conventions import EXPLOITABILITY, relabel_columns, relabel_su
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import atomic_path, save_png, write_text_atomic
 from pasur.game.cards import format_card
-from pasur.game.state import TURNS_PER_ROUND
 from pasur.solve.exact import Strategy
 from pasur.solve.gametree import GameTree
 from pasur.solve.infoset import FEATURE_SETS, edge_features
@@ -72,11 +71,13 @@ def write_strategy_table(
         b"pasur.edges": str(tree.n_edges).encode(),
         b"pasur.edge_checksum": tree.edge_checksum().encode(),
     }
+    if not tree.variant.is_standard:  # (a standard table has no such key, as before variants)
+        meta[b"pasur.variant"] = tree.variant.name.encode()
     deck_ids = pa.array([deck_id])
     rows = 0
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, SCHEMA.with_metadata(meta), compression="zstd") as writer:
         for rt in tree.rounds:
-            for t in range(rt.start_turn, TURNS_PER_ROUND):
+            for t in rt.play_turns:
                 layer, probability, n = rt.gt[t], strategy[(rt.round, t)], rt.n_edges_at(t)
                 for lo in range(0, n, chunk_rows):
                     parent, child, gt_edge = rt.edge_chunk(t, lo, lo + chunk_rows)
@@ -124,6 +125,8 @@ def read_strategy_table(path: str | Path, tree: GameTree) -> Strategy:
         raise PasurInputError(
             f"{path}: a strategy of the {meta.get(b'pasur.tree', b'?').decode()!r} tree, not of this {tree.mode!r} tree"
         )
+    if meta.get(b"pasur.variant", b"standard").decode() != tree.variant.name:
+        raise PasurInputError(f"{path}: a strategy of another variant than {tree.variant.name}")
     if meta.get(b"pasur.deck", b"").decode() != str(tree.start.deck):
         raise PasurInputError(f"{path}: a strategy of another deck")
     if meta.get(b"pasur.start", b"").decode() != f"{tree.start.round}.{tree.start.turn}":
@@ -145,7 +148,7 @@ def read_strategy_table(path: str | Path, tree: GameTree) -> Strategy:
     del table
     out: Strategy = {}
     for rt in tree.rounds:
-        for t in range(rt.start_turn, TURNS_PER_ROUND):
+        for t in rt.play_turns:
             sel = (rnd == rt.round) & (ply == t)
             n = rt.edges(t)[0].shape[0]
             if int(sel.sum()) != n:

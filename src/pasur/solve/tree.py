@@ -39,9 +39,10 @@ from typing import Literal
 
 import torch
 
+from pasur.common.errors import PasurInputError
 from pasur.common.memory import MemoryGuard
-from pasur.game.cards import CLUB_MASK, CLUBS_FOR_BONUS, N_ROUNDS
-from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND, GameState
+from pasur.game.state import GameState
+from pasur.game.variants import STANDARD, Variant
 from pasur.solve.actions import card_points_of, unique_row_actions
 from pasur.solve.card_codes import initial_cmp, update_cmp
 from pasur.solve.compact import build_compact
@@ -85,12 +86,30 @@ class _Frontier:
         )
 
 
-def normalize_clubs(ca: torch.Tensor, cb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Clubs as far as the future is concerned: (7, 0) or (0, 7) once the bonus is clinched."""
-    a_won, b_won = ca >= CLUBS_FOR_BONUS, cb >= CLUBS_FOR_BONUS
-    ca = torch.where(a_won, CLUBS_FOR_BONUS, torch.where(b_won, 0, ca))
-    cb = torch.where(b_won, CLUBS_FOR_BONUS, torch.where(a_won, 0, cb))
+def normalize_clubs(
+    ca: torch.Tensor, cb: torch.Tensor, *, variant: Variant = STANDARD
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Clubs as far as the future is concerned: (7, 0) or (0, 7) once the bonus is clinched
+    (``variant.clubs_for_bonus`` for 7)."""
+    need = variant.clubs_for_bonus
+    a_won, b_won = ca >= need, cb >= need
+    ca = torch.where(a_won, need, torch.where(b_won, 0, ca))
+    cb = torch.where(b_won, need, torch.where(a_won, 0, cb))
     return ca, cb
+
+
+def tree_variant(starts: Sequence[GameState]) -> Variant:
+    """The variant the starts are played under: one for all, and one the tensor engine can encode
+    (a hand's cards in 4 bits of a key and in the card codes' turn pairs, clubs in 3 bits)."""
+    variant = starts[0].variant
+    if any(s.variant != variant for s in starts):
+        raise PasurInputError("the starts of a forest must share one variant")
+    if variant.hand_size > 4 or variant.clubs_for_bonus > 7:
+        raise PasurInputError(
+            f"variant {variant.name}: the tensor engine takes hands of at most 4 cards and a clubs "
+            "threshold of at most 7"
+        )
+    return variant
 
 
 class TreeBuilder:
@@ -112,6 +131,7 @@ class TreeBuilder:
         self.history = infosets
         self.guard = MemoryGuard(memory_limit, self.device)
         self.progress = progress  # callable(round, turn, nodes) or None
+        self.variant = STANDARD  # the rules of the tree being built (its starts')
 
     # -- public ---------------------------------------------------------------------------
     def build(self, start: GameState) -> GameTree:
@@ -126,6 +146,7 @@ class TreeBuilder:
             raise ValueError("the starts of a forest must be at the same round and turn")
         if starts[0].is_terminal:
             raise ValueError("the start state is terminal: there is no tree to build")
+        self.variant = variant = tree_variant(starts)
         t0 = time.perf_counter()
         dev = self.device
         first = starts[0]
@@ -143,18 +164,18 @@ class TreeBuilder:
         scores = None
         root_fgm = None
         if self.mode == "paper":
-            ca, cb, flag = _paper_score(*normalize_clubs(clubs[:, 0], clubs[:, 1]))
+            ca, cb, flag = _paper_score(*normalize_clubs(clubs[:, 0], clubs[:, 1], variant=variant), variant)
             rows = torch.stack([ca, cb, flag, torch.tensor(lcs, device=dev)], 1)
             uscores, sid = torch.unique(rows, dim=0, return_inverse=True)
             scores = uscores.to(torch.int8)
             root_fgm = torch.stack([torch.arange(k, device=dev), sid], 1).to(torch.int32)
         else:
-            frontier.clubs = list(normalize_clubs(clubs[:, 0], clubs[:, 1]))
+            frontier.clubs = list(normalize_clubs(clubs[:, 0], clubs[:, 1], variant=variant))
             frontier.last = torch.tensor(lcs, dtype=torch.int64, device=dev)
             return build_compact(self, starts, deals, frontier, t0)
         rounds: list[RoundTree] = []
         turn = first.turn
-        for r in range(first.round, N_ROUNDS):
+        for r in range(first.round, variant.deals):
             if r > first.round:
                 frontier.hands = deals.hands_of(r, frontier.pool, frontier.world)
             rt, frontier, scores, root_fgm = self._build_round(r, turn, deals, frontier, scores, root_fgm)
@@ -176,7 +197,10 @@ class TreeBuilder:
             for c in dealt[p]:
                 inp_mask |= 1 << c
         inp = [c for c in range(52) if (inp_mask >> c) & 1]
-        rt = RoundTree(round=r, start_turn=start_turn, mode=self.mode, inp=inp, scores=scores)
+        variant = self.variant
+        rt = RoundTree(
+            round=r, start_turn=start_turn, mode=self.mode, inp=inp, scores=scores, end_turn=variant.turns_per_round
+        )
         pos = torch.full((52,), -1, dtype=torch.int64, device=dev)
         pos[torch.tensor(inp, dtype=torch.int64, device=dev)] = torch.arange(len(inp), device=dev)
         inp_t = torch.tensor(inp, dtype=torch.int64, device=dev)
@@ -187,12 +211,12 @@ class TreeBuilder:
         rt.fgm[start_turn] = root_fgm
         c_scr = torch.bincount(root_fgm[:, 0].long(), minlength=frontier.n)
 
-        for t in range(start_turn, TURNS_PER_ROUND):
+        for t in rt.play_turns:
             p = t & 1
             layer = GTLayer(n=frontier.n)
             self._keep_infosets(layer, frontier)
             rt.gt[t] = layer
-            la, inv = unique_row_actions(frontier.hands[p], frontier.pool, dealt[p], r, inp_mask)
+            la, inv = unique_row_actions(frontier.hands[p], frontier.pool, dealt[p], r, inp_mask, variant=variant)
             brf = la.brf[inv]
             n_children = int(brf.sum())
             n_fgm = int((c_scr * brf).sum())
@@ -231,7 +255,7 @@ class TreeBuilder:
 
         last_layer = GTLayer(n=frontier.n)
         self._keep_infosets(last_layer, frontier)
-        rt.gt[TURNS_PER_ROUND] = last_layer
+        rt.gt[rt.end_turn] = last_layer
         frontier, scores, root_fgm = self._end_round(rt, frontier, deals)
         rt.seconds = time.perf_counter() - t_start
         return rt, frontier, scores, root_fgm
@@ -243,20 +267,13 @@ class TreeBuilder:
     def _end_round(self, rt: RoundTree, frontier: _Frontier, deals: Deals):
         """Paper mode: link the round's terminal nodes to the next round's roots (CodeSnippet 7),
         or value them."""
-        dev = self.device
+        variant = self.variant
         r = rt.round
         # paper mode: new inherited score of every terminal FGT node, from unique (score, running) pairs
-        fgm = rt.fgm[TURNS_PER_ROUND]
+        fgm = rt.fgm[rt.end_turn]
         sc = rt.scores.long()
-        if r == FINAL_ROUND:  # the sweep depends on each node's pool: value every node, in chunks
-            pool_clubs, pool_points = popcount(frontier.pool & CLUB_MASK), card_points_of(frontier.pool)
-            rt.terminal_value = torch.empty(fgm.shape[0], dtype=torch.float32, device=dev)
-            for lo in range(0, fgm.shape[0], END_CHUNK):
-                g, s = fgm[lo : lo + END_CHUNK, 0].long(), fgm[lo : lo + END_CHUNK, 1].long()
-                ca, cb = _inherited_clubs(sc[s])
-                ca, cb = normalize_clubs(ca + frontier.clubs[0][g], cb + frontier.clubs[1][g])
-                last = torch.where(frontier.last[g] != NOBODY, frontier.last[g], sc[s, 3])
-                rt.terminal_value[lo : lo + END_CHUNK] = final_value(ca, cb, last, pool_clubs[g], pool_points[g])
+        if r == variant.final_round:  # the sweep depends on each node's pool: value every node, in chunks
+            self._final_values(rt, frontier)
             return frontier, None, None
         g, s = fgm[:, 0].long(), fgm[:, 1].long()
         # running score of the round, packed: clubs (< 16 each) and last capturer (< 4)
@@ -265,10 +282,10 @@ class TreeBuilder:
         upair, pair_inv = torch.unique(pair, return_inverse=True)
         first = first_occurrence(pair_inv, upair.shape[0])
         ps, pg = s[first], g[first]  # representative (score, GT node) of each pair
-        ca, cb = _inherited_clubs(sc[ps])
-        ca, cb = normalize_clubs(ca + frontier.clubs[0][pg], cb + frontier.clubs[1][pg])
+        ca, cb = _inherited_clubs(sc[ps], variant)
+        ca, cb = normalize_clubs(ca + frontier.clubs[0][pg], cb + frontier.clubs[1][pg], variant=variant)
         last = torch.where(frontier.last[pg] != NOBODY, frontier.last[pg], sc[ps, 3])
-        new_scores = torch.stack([*_paper_score(ca, cb), last], 1)
+        new_scores = torch.stack([*_paper_score(ca, cb, variant), last], 1)
         uscores, score_id = torch.unique(new_scores, dim=0, return_inverse=True)
         fgm_score = score_id[pair_inv]  # per terminal FGT node
         if frontier.world is None:
@@ -292,18 +309,37 @@ class TreeBuilder:
         )
         return nxt, uscores.to(torch.int8), root_fgm
 
+    def _final_values(self, rt: RoundTree, frontier: _Frontier) -> None:
+        """Paper mode, last round: the future value (sweep and clubs bonus) of every terminal FGT
+        node, in chunks (bounds the transient memory)."""
+        variant, fgm, sc = self.variant, rt.fgm[rt.end_turn], rt.scores.long()
+        pool_clubs = popcount(frontier.pool & variant.club_mask)
+        pool_points = card_points_of(frontier.pool, variant=variant)
+        rt.terminal_value = torch.empty(fgm.shape[0], dtype=torch.float32, device=self.device)
+        for lo in range(0, fgm.shape[0], END_CHUNK):
+            g, s = fgm[lo : lo + END_CHUNK, 0].long(), fgm[lo : lo + END_CHUNK, 1].long()
+            ca, cb = _inherited_clubs(sc[s], variant)
+            ca, cb = normalize_clubs(ca + frontier.clubs[0][g], cb + frontier.clubs[1][g], variant=variant)
+            last = torch.where(frontier.last[g] != NOBODY, frontier.last[g], sc[s, 3])
+            value = final_value(ca, cb, last, pool_clubs[g], pool_points[g], variant=variant)
+            rt.terminal_value[lo : lo + END_CHUNK] = value
 
-def _inherited_clubs(scores: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+
+def _inherited_clubs(scores: torch.Tensor, variant: Variant = STANDARD) -> tuple[torch.Tensor, torch.Tensor]:
     """Normalized clubs of paper scores rows (Alex clubs, Bob clubs, flag, ...)."""
-    flag = scores[:, 2]
-    ca = torch.where(flag == 1, CLUBS_FOR_BONUS, torch.where(flag == 2, 0, scores[:, 0]))
-    cb = torch.where(flag == 2, CLUBS_FOR_BONUS, torch.where(flag == 1, 0, scores[:, 1]))
+    need, flag = variant.clubs_for_bonus, scores[:, 2]
+    ca = torch.where(flag == 1, need, torch.where(flag == 2, 0, scores[:, 0]))
+    cb = torch.where(flag == 2, need, torch.where(flag == 1, 0, scores[:, 1]))
     return ca, cb
 
 
-def _paper_score(ca: torch.Tensor, cb: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Normalized clubs as the paper's (Alex clubs, Bob clubs, 7-clubs flag): counts reset once clinched."""
-    flag = torch.where(ca >= CLUBS_FOR_BONUS, 1, torch.where(cb >= CLUBS_FOR_BONUS, 2, 0))
+def _paper_score(
+    ca: torch.Tensor, cb: torch.Tensor, variant: Variant = STANDARD
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Normalized clubs as the paper's (Alex clubs, Bob clubs, 7-clubs flag): counts reset once
+    clinched (at the variant's ``clubs_for_bonus``)."""
+    need = variant.clubs_for_bonus
+    flag = torch.where(ca >= need, 1, torch.where(cb >= need, 2, 0))
     return torch.where(flag != 0, 0, ca), torch.where(flag != 0, 0, cb), flag
 
 
