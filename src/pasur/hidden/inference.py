@@ -33,6 +33,11 @@ def opponent_weights(info: InfoState, worlds: Worlds, beta: float = 0.7) -> Worl
     steps = [(m, pools[j]) for j, m in enumerate(mine) if m.player == opp]
     if not steps:
         return worlds
+    v = info.variant
+
+    def points(action, before: int) -> int:  # the variant's point cards and Surs (none in its last deal)
+        return immediate_points(action, before, info.round, final_round=v.final_round, variant=v)
+
     logw = np.zeros(worlds.k)
     for k in range(worlds.k):
         held = int(worlds.opp_hand[k])
@@ -41,10 +46,10 @@ def opponent_weights(info: InfoState, worlds: Worlds, beta: float = 0.7) -> Worl
         total = 0.0
         for m, before in steps:
             acts = legal_actions(held, before)
-            scores = [beta * immediate_points(a, before, info.round) for a in acts]
+            scores = [beta * points(a, before) for a in acts]
             top = max(scores)
             z = sum(math.exp(x - top) for x in scores)
-            total += beta * immediate_points(m.action, before, info.round) - top - math.log(z)
+            total += beta * points(m.action, before) - top - math.log(z)
             held &= ~(1 << m.card)
         logw[k] = total
     w = np.exp(logw - logw.max())

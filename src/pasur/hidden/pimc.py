@@ -21,6 +21,11 @@ by it.
 ``mode="consistent"`` (agent ``ispimc``) makes the agent's own later choices in the round the same
 in every world it cannot tell apart (:mod:`pasur.hidden.roundsolve`), which removes the strategy
 fusion of plain PIMC; it needs the round horizon.
+
+Under a variant's rules (``info.variant``, :mod:`pasur.game.variants`) the round solve scores by the
+variant and the deal boundary is valued exactly (:class:`~pasur.hidden.variant_boundary.ExactBoundary`:
+every next deal, solved): the learned boundary value and ``:clubs``'s closed form know only the
+standard game. The game horizon's forest takes the variant from its start states.
 """
 
 from __future__ import annotations
@@ -30,9 +35,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from pasur.game.cards import cards_of, points_in
+from pasur.game.cards import cards_of
 from pasur.game.rules import Action
-from pasur.game.state import FINAL_ROUND
+from pasur.game.variants import Variant
 from pasur.hidden.agents import HiddenAgent
 from pasur.hidden.infostate import InfoState
 from pasur.hidden.roundsolve import Roots, solve_round
@@ -46,8 +51,9 @@ MAX_ROOTS = 2048
 def banked(info: InfoState) -> int:
     """Alex minus Bob of the points that can no longer change: card points and Surs (the clubs
     bonus is paid at the end, so the solvers count it in the future)."""
-    a = points_in(info.piles[0]) + 5 * info.surs[0]
-    b = points_in(info.piles[1]) + 5 * info.surs[1]
+    v = info.variant
+    a = v.points_in(info.piles[0]) + v.sur_points * info.surs[0]
+    b = v.points_in(info.piles[1]) + v.sur_points * info.surs[1]
     return a - b
 
 
@@ -101,6 +107,7 @@ class PIMCAgent(HiddenAgent):
 
             boundary = default_boundary(str(self.device))
         self.boundary = boundary
+        self._exact_boundaries: dict[Variant, object] = {}
         prefix = {"minimax": "pimc", "consistent": "ispimc", "both": "ispimc2"}[mode]
         self.name = name or f"{prefix}:{worlds}" + (":game" if horizon == "game" else "")
 
@@ -147,9 +154,9 @@ class PIMCAgent(HiddenAgent):
                 q = self._solve_game(infos[i], worlds[i])
                 results[i] = self._finish(infos[i], q, worlds[i].weight)
         else:
-            by_layer: dict[tuple[int, int], list[int]] = {}
+            by_layer: dict[tuple[Variant, int, int], list[int]] = {}
             for i in todo:
-                by_layer.setdefault((infos[i].round, infos[i].turn), []).append(i)
+                by_layer.setdefault((infos[i].variant, infos[i].round, infos[i].turn), []).append(i)
             per_world = self.others if self.mode == "both" else 1
             for same in by_layer.values():
                 parts, part, roots = [], [], 0
@@ -225,9 +232,9 @@ class PIMCAgent(HiddenAgent):
             remaining=t(rest),
             group=t(group),
             weight=torch.tensor(weight, dtype=torch.float64, device=dev),
+            variant=infos[0].variant,
         )
-        boundary = None if infos[0].round == FINAL_ROUND else self.boundary
-        sol = solve_round(roots, boundary, self.mode)
+        sol = solve_round(roots, self._boundary_for(infos[0]), self.mode)
         q = sol.q.to("cpu", torch.float64).numpy()
         out = []
         for g, (info, w) in enumerate(zip(infos, worlds, strict=True)):
@@ -238,6 +245,20 @@ class PIMCAgent(HiddenAgent):
                 raise AssertionError("the round solver's actions differ from the rules' legal actions")
             out.append(q[lo : lo + w.k, : len(actions)])
         return out
+
+    def _boundary_for(self, info: InfoState):
+        """The value at the end of ``info``'s round: none after the last, the agent's own in the
+        standard game, the exact one of a variant (one per variant, memoized across decisions)."""
+        variant = info.variant
+        if info.round == variant.final_round:
+            return None
+        if variant.is_standard:
+            return self.boundary
+        if variant not in self._exact_boundaries:
+            from pasur.hidden.variant_boundary import ExactBoundary
+
+            self._exact_boundaries[variant] = ExactBoundary(variant, self.device)
+        return self._exact_boundaries[variant]
 
     def _solve_game(self, info: InfoState, worlds: Worlds) -> np.ndarray:
         from pasur.solve.exact import solve_exact

@@ -24,6 +24,11 @@ Three ways to value the decisions of the root's mover ``me``:
     cards ``me`` has played, so it must choose alike in roots that differ only in ``me``'s hand
     (the caller adds roots where ``me`` holds other hands the opponent cannot rule out). Neither
     player then knows the other's hand, as in the real game.
+
+The rules' numbers are the roots' variant's (:attr:`Roots.variant`, :mod:`pasur.game.variants`):
+its point cards, Sur points (no Sur in its last deal), clubs threshold and bonus, last round and
+turns per round. The standard game's path is the one it always was (its constants, the tensor
+engine's card points and clubs normalization), so its values are unchanged bit for bit.
 """
 
 from __future__ import annotations
@@ -33,8 +38,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from pasur.game.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS
-from pasur.game.state import FINAL_ROUND, TURNS_PER_ROUND
+from pasur.game.cards import CLUB_MASK, CLUBS_BONUS, CLUBS_FOR_BONUS, JACK
+from pasur.game.variants import STANDARD, Variant
 from pasur.solve.actions import card_points_of, unique_row_actions
 from pasur.solve.ops import first_occurrence, popcount
 from pasur.solve.tree import normalize_clubs
@@ -49,7 +54,8 @@ MODES = ("minimax", "consistent", "both")
 class Roots:
     """``N`` roots at one (round, turn), as int64 tensors ``[N]`` (card masks; last capturer 0
     nobody, 1 Alex, 2 Bob). ``remaining``: the cards dealt after this round in each world (for the
-    boundary value); ``group``: the decision each root belongs to; ``weight``: its world's weight."""
+    boundary value); ``group``: the decision each root belongs to; ``weight``: its world's weight;
+    ``variant``: the rules (the standard game unless given)."""
 
     round: int
     turn: int
@@ -60,6 +66,7 @@ class Roots:
     remaining: torch.Tensor
     group: torch.Tensor
     weight: torch.Tensor
+    variant: Variant = STANDARD
 
     @property
     def n(self) -> int:
@@ -89,15 +96,53 @@ class RoundSolution:
     nodes: int = 0
 
 
-def terminal_value(pool: torch.Tensor, ca: torch.Tensor, cb: torch.Tensor, last: torch.Tensor) -> torch.Tensor:
-    """Future value at the end of round 5: the pool swept to the last capturer, and the clubs bonus."""
-    swept = popcount(pool & CLUB_MASK)
+def terminal_value(
+    pool: torch.Tensor, ca: torch.Tensor, cb: torch.Tensor, last: torch.Tensor, variant: Variant = STANDARD
+) -> torch.Tensor:
+    """Future value at the end of the last round: the pool swept to the last capturer, and the clubs bonus."""
+    if variant.is_standard:
+        club_mask, need, bonus_pts = CLUB_MASK, CLUBS_FOR_BONUS, CLUBS_BONUS
+    else:
+        club_mask, need, bonus_pts = variant.club_mask, variant.clubs_for_bonus, variant.clubs_bonus
+    swept = popcount(pool & club_mask)
     ca = ca + torch.where(last == 1, swept, 0)
     cb = cb + torch.where(last == 2, swept, 0)
-    bonus = torch.where(ca >= CLUBS_FOR_BONUS, CLUBS_BONUS, torch.where(cb >= CLUBS_FOR_BONUS, -CLUBS_BONUS, 0))
-    pts = card_points_of(pool)
+    bonus = torch.where(ca >= need, bonus_pts, torch.where(cb >= need, -bonus_pts, 0))
+    pts = points_of(pool, variant)
     sweep = torch.where(last == 1, pts, torch.where(last == 2, -pts, 0))
     return (bonus + sweep).to(torch.float32)
+
+
+def points_of(mask: torch.Tensor, variant: Variant = STANDARD) -> torch.Tensor:
+    """Card points of int64 masks under ``variant`` (the tensor engine's lookup for the standard game)."""
+    if variant.is_standard:
+        return card_points_of(mask)
+    out = torch.zeros_like(mask)
+    for card, points in variant.point_cards:
+        out += ((mask >> card) & 1) * points
+    return out
+
+
+def clubs_key(ca: torch.Tensor, cb: torch.Tensor, variant: Variant = STANDARD) -> tuple[torch.Tensor, torch.Tensor]:
+    """Clubs as far as the future is concerned: the threshold and 0 once the bonus is clinched
+    (:func:`pasur.solve.tree.normalize_clubs` for the standard game)."""
+    if variant.is_standard:
+        return normalize_clubs(ca, cb)
+    need = variant.clubs_for_bonus
+    a_won, b_won = ca >= need, cb >= need
+    return torch.where(a_won, need, torch.where(b_won, 0, ca)), torch.where(b_won, need, torch.where(a_won, 0, cb))
+
+
+def _variant_scores(acts, pool: torch.Tensor, round_: int, variant: Variant) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each action's points (card points of what it takes, the card included, and a Sur's) and
+    clubs under ``variant``; the tensor engine's own for the standard game."""
+    if variant.is_standard:
+        return acts.points, acts.clubs
+    cap, card = acts.captured, acts.card
+    taken = torch.where(cap != 0, cap | (1 << card), torch.zeros_like(cap))
+    sur = (cap != 0) & (cap == pool[acts.row]) & (card // 4 != JACK) & (round_ < variant.final_round)
+    points = points_of(taken, variant) + variant.sur_points * sur.long()
+    return points, popcount(taken & variant.club_mask)
 
 
 def _union(masks: torch.Tensor) -> int:
@@ -134,12 +179,12 @@ def solve_round(roots: Roots, boundary: Boundary | None, mode: str = "minimax") 
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} (choose from {', '.join(MODES)})")
     r = roots.round
-    if r < FINAL_ROUND and boundary is None:
+    if r < roots.variant.final_round and boundary is None:
         raise ValueError("a round before the last needs a boundary value")
     layers, front, nodes = _expand(roots, mode)
     _, _, pool, ca, cb, last, root, _ = front
-    if r == FINAL_ROUND:
-        v = terminal_value(pool, ca, cb, last)
+    if r == roots.variant.final_round:
+        v = terminal_value(pool, ca, cb, last, roots.variant)
     else:
         v = boundary(r, pool, ca, cb, last, roots.remaining[root]).to(torch.float32)
     q_root = _back_up(roots, layers, v, mode)
@@ -161,9 +206,9 @@ def _expand(roots: Roots, mode: str) -> tuple[list[_Layer], list[torch.Tensor], 
     """The round's layers from its roots to its end, turn by turn (each node's actions, rewards
     and child, the children merged when their states are the same; in the consistent modes the
     information sets of the player they are for), the states at the round's end and the nodes."""
-    r, t0 = roots.round, roots.turn
+    r, t0, variant = roots.round, roots.turn, roots.variant
     me = t0 & 1
-    ca, cb = normalize_clubs(roots.clubs[0], roots.clubs[1])
+    ca, cb = clubs_key(roots.clubs[0], roots.clubs[1], variant)
     dev = roots.pool.device
     # node state: hands, pool, clubs, last capturer, root, and the hands as bits over the root's cards
     front = [
@@ -179,7 +224,7 @@ def _expand(roots: Roots, mode: str) -> tuple[list[_Layer], list[torch.Tensor], 
     root_cards = [_hand_cards(roots.hands[p]) for p in (0, 1)]
     layers: list[_Layer] = []
     nodes = roots.n
-    for t in range(t0, TURNS_PER_ROUND):
+    for t in range(t0, variant.turns_per_round):
         p = t & 1
         h0, h1, pool, ca, cb, last, root, _ = front
         layer = _Layer(n=int(pool.shape[0]))
@@ -191,16 +236,17 @@ def _expand(roots: Roots, mode: str) -> tuple[list[_Layer], list[torch.Tensor], 
         la, inv = unique_row_actions(hand, pool, _cards(_union(hand)), r, in_play)
         acts, _ = la.expand(inv)
         parent, card, cap = acts.row, acts.card, acts.captured
+        points, clubs = _variant_scores(acts, pool, r, variant)
         sign = 1 - 2 * p
         layer.parent, layer.card, layer.captured = parent, card, cap
-        layer.reward = (sign * acts.points).to(torch.float32)
+        layer.reward = (sign * points).to(torch.float32)
         bit = torch.ones_like(card) << card
         is_cap = cap != 0
         child = [x[parent] for x in front]
         child[p] = child[p] & ~bit
         child[2] = torch.where(is_cap, child[2] & ~cap, child[2] | bit)
-        child[3 + p] = child[3 + p] + acts.clubs
-        child[3], child[4] = normalize_clubs(child[3], child[4])
+        child[3 + p] = child[3 + p] + clubs
+        child[3], child[4] = clubs_key(child[3], child[4], variant)
         child[5] = torch.where(is_cap, p + 1, child[5])
         pos = (root_cards[p][child[6]] == card.unsqueeze(1)).long().argmax(1)
         child[7] = child[7] & ~(1 << (4 * p + pos))
