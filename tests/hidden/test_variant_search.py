@@ -1,7 +1,8 @@
 """The PIMC family on the small variants (issue 41, item 4): the round horizon (``pimc:K``,
 ``ispimc:K``, ``ispimc:K:infer``) scores by the information state's variant and values the deal
-boundary exactly (:mod:`pasur.hidden.variant_boundary`); both are checked against the scalar
-engine and the open-hand reference solver, which read the variant independently."""
+boundary exactly (:mod:`pasur.hidden.variant_boundary`); the game horizon (``pimc:K:game``)
+solves its worlds with the tensor engine's forest of the variant. Each is checked against the
+scalar engine and the open-hand reference solver, which read the variant independently."""
 
 from __future__ import annotations
 
@@ -18,9 +19,11 @@ from pasur.hidden.infostate import VariantInfoState
 from pasur.hidden.registry import make_agent
 from pasur.hidden.roundsolve import clubs_key
 from pasur.hidden.variant_boundary import ExactBoundary
+from pasur.hidden.worlds import sample_worlds, world_state
 from pasur.solve.reference import ReferenceSolver, banked_diff
 
 ROUND_SPECS = ["pimc:4", "ispimc:4", "ispimc:4:infer"]
+GAME_SPEC = "pimc:2:game"
 
 
 def _play(name: str, specs: tuple[str, str], seed: int) -> HiddenGame:
@@ -43,6 +46,33 @@ def _play(name: str, specs: tuple[str, str], seed: int) -> HiddenGame:
 def test_the_round_horizon_plays_legal_complete_games_of_a_variant(name, spec):
     for seed in range(2):
         _play(name, (spec, "greedy") if seed else ("greedy", spec), seed)
+
+
+@pytest.mark.parametrize("name", ["tiny", "micro"])
+def test_the_game_horizon_plays_legal_complete_games_of_a_variant(name):
+    _play(name, (GAME_SPEC, "greedy"), 0)
+    _play(name, ("greedy", GAME_SPEC), 1)
+
+
+def test_the_game_horizon_values_each_world_by_the_open_hand_game_of_the_variant():
+    """``pimc:K:game``'s action values are the mean over its K worlds of the reference solver's
+    game values of each world (the tensor engine's forest, built from the variant's states)."""
+    v, checked = get_variant("tiny"), 0
+    agent = make_agent(GAME_SPEC, seed=1)
+    game = HiddenGame(Deck.from_seed(0, v))
+    while not game.is_terminal:
+        info = game.observation(game.mover)
+        got = agent.action_values(info)
+        if len(got) > 1:
+            worlds = sample_worlds(info, 2, 1, balanced=True)  # the agent's worlds: its seed, its draw
+            states = [world_state(info, worlds, k) for k in range(worlds.k)]
+            sign = 1 if info.player == 0 else -1
+            per_world = [[sign * x for _, x in ReferenceSolver(s.deck).action_values(s)] for s in states]
+            expected = [sum(col) / len(col) for col in zip(*per_world, strict=True)]
+            assert [x for _, x in got] == pytest.approx(expected, abs=1e-5)
+            checked += 1
+        game.apply(agent.choose(info))
+    assert checked > 1
 
 
 def _boundary_of(state: GameState, variant) -> float:
