@@ -11,6 +11,9 @@ end of the current round needs the expected future there, Alex minus Bob, over t
     a closed form: the clubs race as coin flips (:func:`~pasur.hidden.heuristic.club_race`) and
     the pool to the last capturer. A baseline, and what runs when no weights are at hand.
 
+Both know only the standard game; a small variant's boundary is valued exactly instead
+(:class:`pasur.hidden.variant_boundary.ExactBoundary`, every next deal solved).
+
 Inputs are tensors: ``pool``, ``remaining`` (card masks), ``ca``, ``cb`` (clubs, normalized:
 7/0 once clinched) and ``last`` (0 nobody, 1 Alex, 2 Bob); ``round`` is the round just ended (0..4).
 """

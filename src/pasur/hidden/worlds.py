@@ -35,7 +35,8 @@ from pasur.hidden.infostate import InfoState
 class Worlds:
     """``K`` sampled worlds: the opponent's current hand (masks ``[K]``, Python ints in an object
     array would be slow: int64 is enough for 52 bits) and the undealt cards in dealing order
-    (``[K, 8 x rounds left]``; round r+1 Alex, round r+1 Bob, ...)."""
+    (``[K, 2 x hand size x rounds left]``, 8 cards a round in the standard game; round r+1
+    Alex, round r+1 Bob, ...)."""
 
     opp_hand: np.ndarray  # int64 [K]
     undealt: np.ndarray  # int64 [K, U]
