@@ -25,6 +25,27 @@ def test_importing_the_module_registers_the_game():
     assert out.stdout.split() == [f"[{OBS_SIZE}]", f"[{OBS_SIZE}]", "mini"]
 
 
+def test_without_openspiel_the_environments_work_and_the_module_still_imports():
+    """The RL extra does not need OpenSpiel: with ``pyspiel`` and ``open_spiel`` unimportable, the
+    environments play and ``pasur.hidden.openspiel`` imports (registering nothing), while an
+    OpenSpiel agent is refused in one line."""
+    code = (
+        "import sys\n"
+        "sys.modules['pyspiel'] = sys.modules['open_spiel'] = None\n"
+        "from pasur import rl\n"
+        "env = rl.aec_env(variant='micro', seed=0)\n"
+        "env.reset()\n"
+        "import pasur.hidden.openspiel\n"
+        "from pasur.hidden.registry import make_agent\n"
+        "try:\n"
+        "    make_agent('ismcts:5')\n"
+        "except Exception as e:\n"
+        "    print(type(e).__name__, str(e).splitlines()[0][:26])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "PasurInputError OpenSpiel is not installed"
+
+
 @pytest.mark.parametrize("variant", ["standard", "mini"])
 def test_the_tensors_are_the_rl_observation_of_the_same_information_state(variant):
     """A random OpenSpiel game: at every decision both players' information-state and observation
