@@ -2,6 +2,21 @@
 :data:`app` through :func:`pasur.cli.common.command`, which gives every command the same
 behaviour: user errors as one line ``error: ...`` with exit code 2, ``--threads``, and the
 shared option groups. Results go to stdout, progress and notes to stderr.
+
+Front door: :data:`app` (the typer app: call it with a list of arguments, or run it under
+typer's ``CliRunner``) and :func:`main` (the ``pasur`` console script). Importing this package
+loads no torch: ``--help``, ``deal``, ``show`` and argument errors start at once.
+
+```pycon
+>>> from typer.testing import CliRunner
+>>> from pasur.cli import app
+>>> CliRunner().invoke(app, ["deal", "--seed", "7"]).output.split()[:4]
+['5D', 'TS', '8S', '3H']
+>>> bad = CliRunner().invoke(app, ["deal", "--seed", "x"])
+>>> bad.exit_code, bad.output.startswith("error: invalid value for '--seed'")
+(2, True)
+
+```
 """
 
 from __future__ import annotations
@@ -13,6 +28,8 @@ import typer
 
 from pasur import __version__
 from pasur.cli.common import PasurGroup, ThreadsOpt
+
+__all__ = ["app", "main"]
 
 app = typer.Typer(
     name="pasur",
