@@ -22,6 +22,7 @@ server's log (``soak.server.log``) under ``--out``.
 ``--warm-cache`` starts the server through ``benchmarks/soak_web_server.py``, which fills the rules
 engine's bounded capture cache to its cap before the server answers, so the baseline (the first
 sample) is taken with it full: resident memory that grows after it is not that cache.
+``--sqlite-every S`` has it log SQLite's own memory (``sqlite-memory.csv``).
 ``--trace-every S`` has that server report what its Python memory grew by, every S seconds, in
 ``trace.txt`` (see ``soak_web_server.py``).
 
@@ -240,12 +241,18 @@ def closed_by_server(ws) -> bool:
 
 
 def start_server(
-    db: Path, max_s: float, warm_cache: bool = False, trace_s: float = 0, trim_s: float | None = None
+    db: Path,
+    max_s: float,
+    warm_cache: bool = False,
+    trace_s: float = 0,
+    trim_s: float | None = None,
+    sqlite_s: float = 0,
 ) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "PASUR_LOADTEST_MAX_S": str(int(max_s))}
-    server = [str(Path(__file__).with_name("soak_web_server.py"))] if warm_cache or trace_s else None
+    server = [str(Path(__file__).with_name("soak_web_server.py"))] if warm_cache or trace_s or sqlite_s else None
     server = server and server + ["--warm-cache"] * warm_cache + ["--trace-every", str(trace_s)] * (trace_s > 0)
+    server = server and server + ["--sqlite-every", str(sqlite_s)] * (sqlite_s > 0)
     cmd = [sys.executable, *(server or ["-m", "pasur.web.loadtest"]), "--db", str(db), "--port", str(port)]
     cmd += ["--levels", json.dumps(LEVELS), "--hint-level", "greedy"]
     cmd += [] if trim_s is None else ["--trim-every", str(trim_s)]
@@ -274,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warm-cache", action="store_true", help="fill the server's capture cache before the baseline")
     p.add_argument("--trace-every", type=float, default=0, help="tracemalloc in the server, what grew every S s")
     p.add_argument("--trim-every", type=float, default=None, help="the server's --trim-every (default: its own)")
+    p.add_argument("--sqlite-every", type=float, default=0, help="log SQLite's own memory every S s")
     p.add_argument("--figures-only", action="store_true", help="only rewrite --out's figures.md from its summary.json")
     a = p.parse_args(argv)
     if a.figures_only:
@@ -288,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     for stale in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         stale.unlink(missing_ok=True)
     duration = a.minutes * 60
-    proc, base = start_server(db, duration + 300, a.warm_cache, a.trace_every, a.trim_every)
+    proc, base = start_server(db, duration + 300, a.warm_cache, a.trace_every, a.trim_every, a.sqlite_every)
     ws_base = base.replace("http://", "ws://")
     tally, rows, silent = Tally(), [], []
     t0 = time.monotonic()

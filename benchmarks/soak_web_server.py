@@ -13,6 +13,11 @@ after the warm-up and every S seconds more appends to ``trace.txt`` beside the d
 memory Python's allocator traces, and the 15 source lines whose traced memory grew most since the
 first snapshot: what grows, if anything does (it slows the server and adds to its memory: a
 separate run from the one whose figures are reported).
+
+``--sqlite-every S`` (``soak_web.py --sqlite-every S``) appends to ``sqlite-memory.csv`` beside the
+database, every S seconds, the resident memory and what SQLite's own allocator holds
+(``sqlite3_memory_used`` of the process's libsqlite3, read through ctypes: the page caches of the
+store's pooled connections live there, outside Python's allocator and so outside tracemalloc).
 """
 
 from __future__ import annotations
@@ -78,6 +83,26 @@ def trace_growth(out: Path, every_s: float) -> None:
             f.write("\n".join(lines) + "\n")
 
 
+def sqlite_memory_kib() -> int:
+    """What SQLite's allocator holds in this process, KiB (the library ``_sqlite3`` loaded)."""
+    import ctypes
+    import sqlite3  # noqa: F401 (loads libsqlite3 into the process)
+
+    used = ctypes.CDLL("libsqlite3.so.0").sqlite3_memory_used
+    used.restype = ctypes.c_int64
+    return used() // 1024
+
+
+def log_sqlite_memory(out: Path, every_s: float) -> None:
+    """Every ``every_s`` seconds, one row of ``out``: seconds, resident KiB, SQLite's KiB."""
+    t0 = time.monotonic()
+    out.write_text("t_s,rss_kib,sqlite_kib\n")
+    while True:
+        with out.open("a") as f:
+            f.write(f"{time.monotonic() - t0:.0f},{rss_kib()},{sqlite_memory_kib()}\n")
+        time.sleep(every_s)
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if "--warm-cache" in args:
@@ -89,6 +114,12 @@ def main(argv: list[str] | None = None) -> None:
         del args[i : i + 2]
         out = Path(args[args.index("--db") + 1]).with_name("trace.txt")
         threading.Thread(target=trace_growth, args=(out, every_s), daemon=True).start()
+    if "--sqlite-every" in args:
+        i = args.index("--sqlite-every")
+        every_s = float(args[i + 1])
+        del args[i : i + 2]
+        out = Path(args[args.index("--db") + 1]).with_name("sqlite-memory.csv")
+        threading.Thread(target=log_sqlite_memory, args=(out, every_s), daemon=True).start()
     from pasur.web.loadtest import _serve
 
     _serve(args)
