@@ -1,9 +1,15 @@
-"""Environments of the hidden-hand game for deep reinforcement learning (``pip install pasur[rl]``):
-a PettingZoo AEC environment of both seats, a Gymnasium environment of one seat against any agent
-of :func:`pasur.hidden.registry.make_agent`, and :class:`VectorEnv`, many games stepped at once on a
-torch device. Observations are built from a player's information state only, one tensor for all of
-them and for OpenSpiel (:mod:`pasur.hidden.encoding`); ``docs/rl.md`` describes them.
+"""Environments of the hidden-hand game for deep reinforcement learning (``pip install pasur[rl]``;
+``docs/rl.md``): observations built from a player's information state only, one tensor for all of
+them and for OpenSpiel (:mod:`pasur.hidden.encoding`), legal-action masks over OpenSpiel's action
+ids, the final margin as the reward.
 
+Front door (each name loaded when first named; torch on one thread unless
+:func:`pasur.set_threads` says otherwise): :func:`aec_env` (PettingZoo AEC, agents ``"alex"`` and
+``"bob"``), :func:`gym_env` (Gymnasium, one seat against any agent of
+:func:`pasur.hidden.make_agent`), :class:`VectorEnv` (many games a call, tensors on a torch device,
+returning a :class:`VectorStep`); the classes :class:`PasurAECEnv` and :class:`PasurGymEnv`.
+
+>>> from pasur.rl import aec_env, gym_env
 >>> env = aec_env(variant="micro", seed=0)
 >>> env.reset()
 >>> env.agent_selection, env.observe("alex")["observation"].shape
@@ -13,43 +19,16 @@ them and for OpenSpiel (:mod:`pasur.hidden.encoding`); ``docs/rl.md`` describes 
 ((540,), (12180,))
 """
 
-from __future__ import annotations
+from pasur import lazy_exports
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from pasur.rl.aec import PasurAECEnv
-    from pasur.rl.single import PasurGymEnv
-    from pasur.rl.vector import VectorEnv, VectorStep
-
-__all__ = ["PasurAECEnv", "PasurGymEnv", "VectorEnv", "VectorStep", "aec_env", "gym_env"]
-
-
-def aec_env(variant: str = "standard", seed: int | None = None, **kwargs) -> PasurAECEnv:
-    """The PettingZoo AEC environment of the game of ``variant`` (a row of
-    :data:`pasur.game.variants.VARIANTS`), agents ``"alex"`` and ``"bob"``; ``seed`` seeds the deals
-    when ``reset`` gets none; ``kwargs``: ``illegal_reward``, ``render_mode="ansi"``."""
-    from pasur.rl.aec import PasurAECEnv
-
-    return PasurAECEnv(variant, seed, **kwargs)
-
-
-def gym_env(
-    opponent="greedy", seat: int = 0, variant: str = "standard", seed: int | None = None, **kwargs
-) -> PasurGymEnv:
-    """The Gymnasium environment of seat ``seat`` (0 Alex, 1 Bob) against ``opponent`` (an agent spec
-    of :func:`pasur.hidden.registry.make_agent`, or an agent); ``kwargs``: ``opponent_seed``,
-    ``illegal_reward``, ``device`` (the opponent's), ``render_mode="ansi"``."""
-    from pasur.rl.single import PasurGymEnv
-
-    return PasurGymEnv(opponent, seat, variant, seed, **kwargs)
-
-
-def __getattr__(name: str):
-    """The classes, imported when first named (gymnasium, pettingzoo and torch load only then)."""
-    modules = {"PasurAECEnv": "aec", "PasurGymEnv": "single", "VectorEnv": "vector", "VectorStep": "vector"}
-    if name not in modules:
-        raise AttributeError(f"module 'pasur.rl' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"pasur.rl.{modules[name]}"), name)
+#: name -> ``"module:attribute"``
+EXPORTS = {
+    "aec_env": "pasur.rl.aec:aec_env",
+    "gym_env": "pasur.rl.single:gym_env",
+    "VectorEnv": "pasur.rl.vector:VectorEnv",
+    "VectorStep": "pasur.rl.vector:VectorStep",
+    "PasurAECEnv": "pasur.rl.aec:PasurAECEnv",
+    "PasurGymEnv": "pasur.rl.single:PasurGymEnv",
+}
+__all__ = list(EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, EXPORTS)

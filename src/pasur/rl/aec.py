@@ -114,3 +114,10 @@ class PasurAECEnv(AECEnv):
 
     def close(self) -> None:
         pass
+
+
+def aec_env(variant: str | Variant = "standard", seed: int | None = None, **kwargs) -> PasurAECEnv:
+    """The PettingZoo AEC environment of the game of ``variant`` (a row of
+    :data:`pasur.game.variants.VARIANTS`), agents ``"alex"`` and ``"bob"``; ``seed`` seeds the deals
+    when ``reset`` gets none; ``kwargs``: ``illegal_reward``, ``render_mode="ansi"``."""
+    return PasurAECEnv(variant, seed, **kwargs)

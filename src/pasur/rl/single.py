@@ -99,3 +99,12 @@ class PasurGymEnv(gymnasium.Env):
 
     def render(self) -> str | None:
         return self.table.render() if self.render_mode == "ansi" else None
+
+
+def gym_env(
+    opponent="greedy", seat: int = 0, variant: str | Variant = "standard", seed: int | None = None, **kwargs
+) -> PasurGymEnv:
+    """The Gymnasium environment of seat ``seat`` (0 Alex, 1 Bob) against ``opponent`` (an agent spec
+    of :func:`pasur.hidden.registry.make_agent`, or an agent); ``kwargs``: ``opponent_seed``,
+    ``illegal_reward``, ``device`` (the opponent's), ``render_mode="ansi"``."""
+    return PasurGymEnv(opponent, seat, variant, seed, **kwargs)
