@@ -8,8 +8,10 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +97,25 @@ def test_set_threads_is_capped_at_the_cpus():
         assert pasur.set_threads() == 1
     finally:
         __import__("torch").set_num_threads(before)
+
+
+API = Path(__file__).resolve().parent.parent / "docs" / "api"
+
+
+def _directives(page: Path) -> set[str]:
+    return set(re.findall(r"^::: (\S+)$", page.read_text(encoding="utf-8"), re.MULTILINE))
+
+
+@pytest.mark.parametrize("package", PACKAGES[1:])
+def test_the_api_reference_documents_every_entry_point(package):
+    """Each front-door name has its ``::: module.name`` on its layer's page of the reference."""
+    pkg = importlib.import_module(package)
+    documented = _directives(API / f"{package.split('.')[1]}.md")
+    assert package in documented
+    assert not [t for t in pkg.EXPORTS.values() if t.replace(":", ".") not in documented]
+
+
+def test_the_api_reference_documents_the_root_names():
+    documented = set().union(*(_directives(p) for p in API.glob("*.md")))
+    assert {"pasur", "pasur.set_threads", "pasur.cli"} <= documented
+    assert not [t for t in pasur.EXPORTS.values() if t.replace(":", ".") not in documented]
