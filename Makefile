@@ -32,7 +32,7 @@ DOCS_REQUIREMENTS := "mkdocs>=1.6" "mkdocstrings[python]>=0.26"
 docs: setup
 	@$(BIN)/python -c "import mkdocs, mkdocstrings, mkdocstrings_handlers.python" 2>/dev/null \
 		|| $(BIN)/python -m pip install -q $(DOCS_REQUIREMENTS)
-	$(BIN)/mkdocs build --strict -d site/
+	$(BIN)/python -m mkdocs build --strict -d site/
 
 ## Speed figures on the reference decks (see docs/benchmarks.md): reference solver, tensor tree.
 bench: setup
