@@ -17,7 +17,7 @@ import pytest
 
 import pasur
 
-LAYERS = ("common", "game", "poker", "solve", "play", "learn", "study", "hidden", "web")
+LAYERS = ("common", "game", "poker", "solve", "play", "learn", "study", "hidden", "rl", "web")
 PACKAGES = ["pasur", *(f"pasur.{p}" for p in LAYERS)]
 
 
