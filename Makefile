@@ -28,10 +28,9 @@ lint: setup
 ## The documentation site (mkdocs.yml: docs/*.md and the API reference from the docstrings) into
 ## site/, in strict mode: a broken link, anchor or reference fails. Installs MkDocs and
 ## mkdocstrings into the venv the first time.
-DOCS_REQUIREMENTS := "mkdocs>=1.6" "mkdocstrings[python]>=0.26"
 docs: setup
 	@$(BIN)/python -c "import mkdocs, mkdocstrings, mkdocstrings_handlers.python" 2>/dev/null \
-		|| $(BIN)/python -m pip install -q $(DOCS_REQUIREMENTS)
+		|| $(BIN)/python -m pip install -q -e ".[docs]"
 	$(BIN)/python -m mkdocs build --strict -d site/
 
 ## Speed figures on the reference decks (see docs/benchmarks.md): reference solver, tensor tree.
