@@ -166,3 +166,11 @@ def test_the_last_deal_is_valued_exactly_by_the_variants_scores(name):
                 checked += 1
             game.apply(agent.choose(info))
     assert checked > 0
+
+
+def test_the_learned_belief_of_the_standard_game_refuses_a_variant():
+    info = HiddenGame(Deck.from_seed(0, get_variant("tiny"))).observation(0)
+    agent = make_agent("pimc:4")
+    agent.belief = object()  # any learned belief: it is refused before it is asked
+    with pytest.raises(ValueError, match="standard game"):
+        agent.choose(info)

@@ -25,7 +25,8 @@ fusion of plain PIMC; it needs the round horizon.
 Under a variant's rules (``info.variant``, :mod:`pasur.game.variants`) the round solve scores by the
 variant and the deal boundary is valued exactly (:class:`~pasur.hidden.variant_boundary.ExactBoundary`:
 every next deal, solved): the learned boundary value and ``:clubs``'s closed form know only the
-standard game. The game horizon's forest takes the variant from its start states.
+standard game. The game horizon's forest takes the variant from its start states. The learned
+belief (``:belief``) knows only the standard game: a variant's decision is refused with it.
 """
 
 from __future__ import annotations
@@ -136,6 +137,8 @@ class PIMCAgent(HiddenAgent):
             else:
                 todo.append(i)
         if self.belief is not None:
+            if any(not infos[i].variant.is_standard for i in todo):
+                raise ValueError("the learned belief knows only the standard game, not a variant's")
             drawn = self.belief.worlds_batch([infos[i] for i in todo], self.k, self.seed, exhaustive=self.exhaustive)
             worlds = dict(zip(todo, drawn, strict=True))
         else:
