@@ -75,6 +75,28 @@ def test_the_game_horizon_values_each_world_by_the_open_hand_game_of_the_variant
     assert checked > 1
 
 
+def test_decisions_that_share_a_hand_and_pool_share_a_forest_and_get_their_own_values():
+    """The game horizon solves the worlds of decisions with the same mover's hand and pool in one
+    forest (the exact exploitability asks every information set at once): each decision's values
+    are those it gets asked alone."""
+    v, explore = get_variant("tiny"), make_agent("random", seed=0)
+    groups: dict[tuple, set] = {}
+    for seed in range(40):
+        game = HiddenGame(Deck.from_seed(seed, v))
+        while not game.is_terminal:
+            info = game.observation(game.mover)
+            if len(info.legal_actions()) > 1 and info.round == v.final_round:
+                groups.setdefault((info.turn, info.hand, info.pool), set()).add(info)
+            game.apply(explore.choose(info))
+    shared = [info for same in groups.values() if len(same) > 1 for info in same]
+    assert len(shared) >= 4
+    agent = make_agent(GAME_SPEC, seed=1)
+    alone = [agent.values_batch([info])[0] for info in shared]
+    together = agent.values_batch(shared)
+    assert [[a for a, _ in vals] for vals in together] == [[a for a, _ in vals] for vals in alone]
+    assert [[x for _, x in vals] for vals in together] == [pytest.approx([x for _, x in vals]) for vals in alone]
+
+
 def _boundary_of(state: GameState, variant) -> float:
     """The exact boundary value as the agents ask for it, at ``state`` (the start of a deal)."""
     ca, cb = clubs_key(torch.tensor([state.clubs[0]]), torch.tensor([state.clubs[1]]), variant)

@@ -47,6 +47,8 @@ from pasur.hidden.worlds import Worlds, info_seed, sample_worlds, world_state
 HORIZONS = ("round", "game")
 #: roots solved in one call at most (bounds memory: about 600 nodes per root at a round's start)
 MAX_ROOTS = 2048
+#: worlds of one game-horizon forest at most (a decision's own K worlds are one forest whatever K)
+GAME_ROOTS = 256
 
 
 def banked(info: InfoState) -> int:
@@ -152,29 +154,19 @@ class PIMCAgent(HiddenAgent):
             worlds = {i: opponent_weights(infos[i], w) for i, w in worlds.items()}
         if todo:
             worlds = dict(zip(todo, self.reweight([infos[i] for i in todo], [worlds[i] for i in todo]), strict=True))
-        if self.horizon == "game":
-            for i in todo:
-                q = self._solve_game(infos[i], worlds[i])
-                results[i] = self._finish(infos[i], q, worlds[i].weight)
+        if self.horizon == "game":  # one forest for decisions that share the mover's hand and pool
+            same = lambda i: (infos[i].variant, infos[i].round, infos[i].turn, infos[i].hand, infos[i].pool)  # noqa: E731
+            for part in _batches(todo, same, lambda i: worlds[i].k, GAME_ROOTS):
+                qs = self._solve_game([infos[i] for i in part], [worlds[i] for i in part])
+                for i, q in zip(part, qs, strict=True):
+                    results[i] = self._finish(infos[i], q, worlds[i].weight)
         else:
-            by_layer: dict[tuple[Variant, int, int], list[int]] = {}
-            for i in todo:
-                by_layer.setdefault((infos[i].variant, infos[i].round, infos[i].turn), []).append(i)
             per_world = self.others if self.mode == "both" else 1
-            for same in by_layer.values():
-                parts, part, roots = [], [], 0
-                for i in same:  # as many decisions per call as MAX_ROOTS allows (at least one)
-                    n = worlds[i].k * per_world
-                    if part and roots + n > MAX_ROOTS:
-                        parts.append(part)
-                        part, roots = [], 0
-                    part.append(i)
-                    roots += n
-                parts.append(part)
-                for part in parts:
-                    qs = self._solve_rounds([infos[i] for i in part], [worlds[i] for i in part])
-                    for i, q in zip(part, qs, strict=True):
-                        results[i] = self._finish(infos[i], q, worlds[i].weight)
+            layer = lambda i: (infos[i].variant, infos[i].round, infos[i].turn)  # noqa: E731
+            for part in _batches(todo, layer, lambda i: worlds[i].k * per_world, MAX_ROOTS):
+                qs = self._solve_rounds([infos[i] for i in part], [worlds[i] for i in part])
+                for i, q in zip(part, qs, strict=True):
+                    results[i] = self._finish(infos[i], q, worlds[i].weight)
         return results  # type: ignore[return-value]
 
     def reweight(self, infos: list[InfoState], worlds: list[Worlds]) -> list[Worlds]:
@@ -263,10 +255,34 @@ class PIMCAgent(HiddenAgent):
             self._exact_boundaries[variant] = ExactBoundary(variant, self.device)
         return self._exact_boundaries[variant]
 
-    def _solve_game(self, info: InfoState, worlds: Worlds) -> np.ndarray:
+    def _solve_game(self, infos: list[InfoState], worlds: list[Worlds]) -> list[np.ndarray]:
+        """Every world of decisions with the same mover's hand and pool solved to the end of the
+        game in one forest; each decision's [K, A] values."""
         from pasur.solve.exact import solve_exact
         from pasur.solve.tree import build_forest
 
-        states = [world_state(info, worlds, j) for j in range(worlds.k)]
+        states = [world_state(info, w, j) for info, w in zip(infos, worlds, strict=True) for j in range(w.k)]
         tree = build_forest(states, "compact", self.device)
-        return solve_exact(tree).root_action_values().to("cpu", torch.float64).numpy()
+        q = solve_exact(tree).root_action_values().to("cpu", torch.float64).numpy()
+        ends = np.cumsum([w.k for w in worlds])
+        return [q[end - w.k : end] for w, end in zip(worlds, ends, strict=True)]
+
+
+def _batches(todo: list[int], key, size, limit: int) -> list[list[int]]:
+    """The decisions ``todo`` in groups of equal ``key(i)`` (in order of first appearance), each
+    cut into parts of at most ``limit`` roots (``size(i)`` each; a part has at least one decision)."""
+    groups: dict = {}
+    for i in todo:
+        groups.setdefault(key(i), []).append(i)
+    parts = []
+    for same in groups.values():
+        part, roots = [], 0
+        for i in same:
+            n = size(i)
+            if part and roots + n > limit:
+                parts.append(part)
+                part, roots = [], 0
+            part.append(i)
+            roots += n
+        parts.append(part)
+    return parts
