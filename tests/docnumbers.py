@@ -35,6 +35,8 @@ DOCS = [
     "docs/embedding-cfr.md",
     "docs/benchmarks.md",
     "docs/ratings.md",
+    "docs/rl.md",
+    "docs/variants.md",
 ]
 MARKER = re.compile(r"^\s*<!--\s*numbers:\s*(.*?)\s*-->\s*$")
 DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
@@ -478,7 +480,23 @@ def view_bufp_crossplay(paths: list[Path], table: Table) -> Rows:
     return rows
 
 
+def view_hidden_solves(paths: list[Path], table: Table) -> Rows:
+    """The exact hidden-hand solves of the small variants, one ``summary.json`` a row."""
+    rows: Rows = {}
+    for p in paths:
+        s = json.loads(p.read_text(encoding="utf-8"))
+        rows[s["variant"]] = {
+            "command": [s["target_exploitability"]],
+            "iterations": s["iterations"],
+            "exploitability": s["exploitability"],
+            "game value (Alex)": s["value"],
+            "solve time": s["seconds"],
+        }
+    return rows
+
+
 VIEWS: dict[str, Callable[[list[Path], Table], Rows]] = {
+    "hidden-solves": view_hidden_solves,
     "bufp-crossplay": view_bufp_crossplay,
     "bufp-figure1": view_bufp_figure1,
     "bufp-figure2": view_bufp_figure2,
