@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "hidden": {"common", "game", "solve", "play", "learn"},
     "rl": {"common", "game", "solve", "play", "learn", "hidden"},
     "web": {"common", "game", "solve", "play", "learn", "hidden"},
-    "cli": {"common", "game", "poker", "solve", "play", "learn", "study", "hidden", "web"},
+    "cli": {"common", "game", "poker", "solve", "play", "learn", "study", "hidden", "rl", "web"},
 }
 
 
