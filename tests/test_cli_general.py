@@ -81,7 +81,7 @@ def test_hidden_solve_writes_the_average_strategy_and_a_summary(tmp_path):
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--variant", "micro", "--agent", "pimc:20"], "does not apply to a small variant yet"),
+        (["--variant", "micro", "--agent", "pimc:20:belief"], "does not apply to a small variant yet"),
         (["--variant", "micro", "--agent", "optimal"], "sees every card"),
         (["--variant", "micro", "--agent", "ismcts:20"], "ismcts:N:game applies"),
         (["--variant", "micro", "--agent", "nobody"], "nobody"),

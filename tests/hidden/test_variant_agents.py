@@ -145,3 +145,68 @@ def test_pasur_hidden_exploit_measures_the_heuristic():
     assert heuristic["exploitability"] == pytest.approx(heuristic["nash_conv"] / 2)
     # a best response wins something from its habits, but far less than from random play
     assert 0 < heuristic["exploitability"] < random_["exploitability"]
+
+
+# the PIMC family on the small variants (its round solve scores by the variant, the deal boundary
+# valued exactly): its own options apply, those that read a network of the standard game do not
+PIMC_APPLICABLE = [
+    "pimc:8",
+    "pimc:8:game",
+    "pimc:8:exact",
+    "pimc:8:infer",
+    "pimc:8:iid",
+    "pimc:8:clubs",
+    "ispimc:8",
+    "ispimc:8:infer",
+    "ispimc:8:exact",
+    "ispimc2:4",
+    "ismcts:20:game",
+]
+PIMC_REFUSED = [
+    ("pimc:8:belief", ":belief reads the learned belief"),
+    ("ispimc:8:infer:pv1", ":pv1 reads the policy-value network"),
+    ("ispimc:20:infer:pl0.5", ":pl0.5 reads the policy network"),
+    ("ispimc:8:top3", ":top3 reads the policy network"),
+    ("ispimc:8:popp", ":popp reads the policy network"),
+    ("ispimc:8:popp2", ":popp2 reads the policy network"),
+    ("ispimc:8:pl0.5@runs/selfplay/policy-weights.pt", ":pl0.5 reads the policy network"),
+    ("pimc:8@runs/selfplay/policy-weights.pt", "@FILE gives it a policy network"),
+    ("best", "it is ispimc:20:infer:pl0.5, and :pl0.5 reads the policy network"),
+    ("ismcts:20", "ismcts:N:game applies"),
+    ("policy", "trained on the standard game"),
+    ("optimal", "sees every card"),
+]
+
+
+@pytest.mark.parametrize("spec", PIMC_APPLICABLE)
+def test_the_pimc_family_applies_to_a_variant_with_its_own_options(spec):
+    assert not_applicable(spec) is None
+
+
+@pytest.mark.parametrize(("spec", "why"), PIMC_REFUSED)
+def test_options_that_read_a_network_of_the_standard_game_are_refused_with_the_reason(spec, why):
+    reason = not_applicable(spec)
+    assert reason is not None and why in reason
+
+
+def test_pasur_hidden_exploit_measures_pimc_and_ispimc_on_micro():
+    r = CliRunner().invoke(
+        app, ["hidden-exploit", "--variant", "micro", "--agent", "pimc:4,ispimc:4,random", "--json", "-q"]
+    )
+    assert r.exit_code == 0, r.output
+    pimc, ispimc, random_ = json.loads(r.stdout)
+    assert [pimc["agent"], ispimc["agent"]] == ["pimc:4", "ispimc:4"]
+    for rep in (pimc, ispimc):
+        assert rep["variant"] == "micro" and rep["exploitability"] == pytest.approx(rep["nash_conv"] / 2)
+        # a pure policy: never below 0 (up to rounding), and the searches give away no more than random play
+        assert -1e-12 <= rep["exploitability"] <= random_["exploitability"]
+        assert rep["margin_vs_equilibrium"] <= 2 * rep["equilibrium_exploitability"]
+
+
+@pytest.mark.parametrize(("spec", "why"), [PIMC_REFUSED[0], PIMC_REFUSED[2], PIMC_REFUSED[8]])
+def test_pasur_hidden_exploit_refuses_a_network_option_in_one_line_before_any_work(spec, why):
+    r = CliRunner().invoke(app, ["hidden-exploit", "--variant", "micro", "--agent", f"greedy,{spec}"])
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), r.output
+    assert f"--agent {spec!r} does not apply to a small variant yet" in lines[0] and why in lines[0]
+    assert "building" not in r.stderr and r.stdout == ""

@@ -203,8 +203,10 @@ def hidden_exploit(
         str,
         typer.Option(
             "--agent",
-            help="Agents, comma-separated: of pasur arena (random, greedy, heuristic, ismcts:N:game apply), or "
-            "equilibrium (the solved strategy) and equilibrium:pure (its most probable action everywhere).",
+            help="Agents, comma-separated: of pasur arena (random, greedy, heuristic, ismcts:N:game, and pimc:K, "
+            "ispimc:K, ispimc2:K with :game, :exact, :infer or :iid apply; not a network of the standard game: "
+            ":belief, :pvL, :plL, :topN, :popp, best), or equilibrium (the solved strategy) and equilibrium:pure "
+            "(its most probable action everywhere).",
         ),
     ],
     equilibrium_target: Annotated[
