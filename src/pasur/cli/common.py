@@ -215,19 +215,32 @@ def _opt(name: str, annotation: Any, default: Any = None) -> inspect.Parameter:
 # -- decks ------------------------------------------------------------------------------
 
 
+#: the commands whose deck options take a non-standard ``--variant``; the others refuse one
+VARIANT_COMMANDS = ("solve", "tree-stats", "deal", "show")
+
+
 @dataclass(frozen=True)
 class DeckChoice:
-    """The deck options as given; :meth:`decks` reads them the one way every command does."""
+    """The deck options as given; :meth:`decks` reads them the one way every command does.
+    ``variant`` is the rule variant's name (``--variant``), checked when the group is built."""
 
     deck: str | None = None
     deck_file: Path | None = None
     deck_id: str | None = None
     seed: int | None = None
     count: int | None = None
+    variant: str = "standard"
 
     @property
     def any(self) -> bool:
         return any(v is not None for v in (self.deck, self.deck_file, self.seed, self.count))
+
+    @property
+    def rules(self):
+        """The :class:`pasur.game.variants.Variant` that ``variant`` names."""
+        from pasur.game.variants import get_variant
+
+        return get_variant(self.variant)
 
     def decks(self, *, random_if_none: bool = True):
         """The decks named; with no deck option, a random seed (printed) when ``random_if_none``."""
@@ -236,8 +249,8 @@ class DeckChoice:
         if not self.any and random_if_none:
             seed = secrets.randbelow(2**31)
             note(f"dealing a random deck (seed {seed})")
-            return select_decks(seed=seed)
-        return select_decks(self.deck, self.deck_file, self.deck_id, self.seed, self.count)
+            return select_decks(seed=seed, variant=self.rules)
+        return select_decks(self.deck, self.deck_file, self.deck_id, self.seed, self.count, variant=self.rules)
 
     def one(self, what: str):
         decks = self.decks()
@@ -246,7 +259,24 @@ class DeckChoice:
         return decks[0]
 
 
-DeckOpt = Annotated[str | None, typer.Option("--deck", help="A deck: 52 cards such as 'TD 5S QC ...'.")]
+def check_variant(name: str, takes_variant: bool = True) -> str:
+    """``--variant``'s value, checked: a known name (else the known ones are named), and the
+    standard game for a command that plays no other (refused, naming the commands that do)."""
+    from pasur.game.variants import get_variant
+
+    variant = get_variant(name)
+    if not takes_variant and variant.name != "standard":
+        ctx = get_current_context(silent=True)
+        who = ctx.command_path if ctx is not None else "this command"
+        raise PasurInputError(
+            f"--variant {name}: {who} plays only the standard game (--variant applies to {', '.join(VARIANT_COMMANDS)})"
+        )
+    return variant.name
+
+
+DeckOpt = Annotated[
+    str | None, typer.Option("--deck", help="A deck: 52 cards such as 'TD 5S QC ...' (with --variant, its cards).")
+]
 DeckFileOpt = Annotated[
     Path | None,
     typer.Option(
@@ -268,6 +298,18 @@ DecksOpt = Annotated[
         help="How many decks: seeds S, S+1, ... (S from --seed, 0), or the first N of --deck-file.",
     ),
 ]
+VariantOpt = Annotated[
+    str,
+    typer.Option(
+        "--variant",
+        help="The rule variant whose decks --deck, --deck-file and --seed name: standard, or a small one "
+        "(pasur variants lists them).",
+    ),
+]
+StandardOnlyOpt = Annotated[
+    str,
+    typer.Option("--variant", help="Only standard: this command plays the standard game (see pasur variants)."),
+]
 
 _DECK_PARAMS = (
     _opt("deck", DeckOpt),
@@ -276,15 +318,32 @@ _DECK_PARAMS = (
     _opt("seed", SeedOpt),
 )
 
-#: one deck (or a deck file: ``solve`` checks each), chosen by --deck, --deck-file, --deck-id, --seed
-DECK = OptionGroup(_DECK_PARAMS, lambda v, _: DeckChoice(**v))
-#: many decks: the same options and --decks N
-DECKS = OptionGroup((*_DECK_PARAMS, _opt("decks", DecksOpt)), lambda v, _: DeckChoice(**_rename(v, decks="count")))
+
+def _deck_group(many: bool, takes_variant: bool) -> OptionGroup:
+    """The deck options (and --decks N when ``many``) with --variant: any variant when
+    ``takes_variant``, else the standard game only (refused before the command runs)."""
+    variant = _opt("variant", VariantOpt if takes_variant else StandardOnlyOpt, "standard")
+    params = (*_DECK_PARAMS, *((_opt("decks", DecksOpt),) if many else ()), variant)
+
+    def build(values: dict, _given: set[str]) -> DeckChoice:
+        values = _rename(values, decks="count")
+        return DeckChoice(**{**values, "variant": check_variant(values["variant"], takes_variant)})
+
+    return OptionGroup(params, build)
 
 
 def _rename(values: dict, **names: str) -> dict:
     return {names.get(k, k): v for k, v in values.items()}
 
+
+#: one deck (or a deck file: ``solve`` checks each), chosen by --deck, --deck-file, --deck-id, --seed;
+#: its --variant takes only the standard game (commands whose agents, models or experiments know no other)
+DECK = _deck_group(many=False, takes_variant=False)
+#: many decks: the same options and --decks N
+DECKS = _deck_group(many=True, takes_variant=False)
+#: DECK and DECKS with any --variant (the commands of :data:`VARIANT_COMMANDS`)
+VARIANT_DECK = _deck_group(many=False, takes_variant=True)
+VARIANT_DECKS = _deck_group(many=True, takes_variant=True)
 
 # -- CFR --------------------------------------------------------------------------------
 

@@ -8,7 +8,20 @@ from typing import Annotated
 import typer
 
 from pasur.cli import app
-from pasur.cli.common import DECK, AsciiOpt, DeckChoice, JsonOpt, SampleSeedOpt, command, err, given, note
+from pasur.cli.common import (
+    DECK,
+    VARIANT_DECK,
+    AsciiOpt,
+    DeckChoice,
+    JsonOpt,
+    SampleSeedOpt,
+    VariantOpt,
+    check_variant,
+    command,
+    err,
+    given,
+    note,
+)
 from pasur.common.errors import PasurInputError
 from pasur.game.cards import JACK_MASK, clubs_in, format_cards, seed_decks
 from pasur.game.state import GameState
@@ -23,15 +36,20 @@ def deal(
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="The deck seed (default: a random one).")] = None,
     decks: Annotated[int, typer.Option("--decks", min=1, max=10_000_000, help="How many decks: seeds S, S+1, ...")] = 1,
     unicode: Annotated[bool, typer.Option("--unicode", help="Cards as '10♦' instead of 'TD'.")] = False,
+    variant: VariantOpt = "standard",
     as_json: JsonOpt = False,
 ) -> None:
-    """Print a seeded (or random) valid deck as one line of 52 cards; a deck file with --decks N."""
+    """Print a seeded (or random) valid deck as one line of 52 cards (a --variant's cards); a deck
+    file with --decks N."""
     import secrets
 
+    from pasur.game.variants import get_variant
+
+    rules = get_variant(check_variant(variant))
     if seed is None:
         seed = secrets.randbelow(2**31)
         note(f"seed {seed}")
-    dealt = seed_decks(decks, seed)
+    dealt = seed_decks(decks, seed, rules)
     if as_json:
         typer.echo(json.dumps([{"id": nd.id, "deck": str(nd.deck)} for nd in dealt], indent=1))
     else:
@@ -40,17 +58,17 @@ def deal(
 
 
 @command(app, uses_torch=False)
-def show(deck: DeckChoice = DECK, ascii_cards: AsciiOpt = False) -> None:
+def show(deck: DeckChoice = VARIANT_DECK, ascii_cards: AsciiOpt = False) -> None:
     """Render a deck's deal: the initial pool and both hands of every round."""
     nd = deck.one("show")
     d, u = nd.deck, not ascii_cards
-    typer.echo(f"deck {nd.id}: {d}")
-    typer.echo(f"pool     {format_cards(d.pool, unicode=u)}")
-    for r in range(6):
+    typer.echo(f"deck {nd.id}: {d}" if d.variant.name == "standard" else f"deck {nd.id} (variant {deck.variant}): {d}")
+    typer.echo(f"pool     {format_cards(d.pool, unicode=u) or '-'}")
+    for r in range(d.variant.deals):
         alex_hand, bob_hand = format_cards(d.hand(0, r), unicode=u), format_cards(d.hand(1, r), unicode=u)
         typer.echo(f"round {r}  Alex: {alex_hand:<16} Bob: {bob_hand}")
     for p, name in enumerate(("Alex", "Bob")):
-        dealt = sum(d.hand_mask(p, r) for r in range(6))
+        dealt = sum(d.hand_mask(p, r) for r in range(d.variant.deals))
         typer.echo(f"{name} is dealt {clubs_in(dealt)} clubs and {(dealt & JACK_MASK).bit_count()} Jacks")
 
 

@@ -14,8 +14,8 @@ from pasur.cli import app
 from pasur.cli.common import (
     CFR,
     CFR_METHODS,
-    DECK,
-    DECKS,
+    VARIANT_DECK,
+    VARIANT_DECKS,
     AsciiOpt,
     CfrChoice,
     DeckChoice,
@@ -56,7 +56,7 @@ def _on_layer(progress: Progress | None, what: str):
 
 @command(app)
 def solve(
-    deck: DeckChoice = DECKS,
+    deck: DeckChoice = VARIANT_DECKS,
     cfr: CfrChoice = CFR,
     tree: TreeOpt = None,
     device: DeviceOpt = None,
@@ -80,7 +80,8 @@ def solve(
 ) -> None:
     """Solve the open-hand game of a deck: exactly (its value, Alex minus Bob, and an optimal
     game), or with a CFR variant (an approximate equilibrium, its value, NashConv and
-    exploitability = NashConv / 2: docs/conventions.md)."""
+    exploitability = NashConv / 2: docs/conventions.md). --variant NAME plays a small rule
+    variant's deck (docs/variants.md)."""
     method = cfr.method_or("exact")
     if method not in METHODS:
         raise PasurInputError(f"unknown method {method!r} (choose from {', '.join(METHODS)})")
@@ -131,7 +132,7 @@ def _print_exact(results: list[dict], as_json: bool, ascii_cards: bool) -> None:
     else:
         for r in results:
             known = "" if r["known_value"] is None else f" (known: {r['known_value']:+g})"
-            typer.echo(f"deck {r['id']}: {r['deck']}")
+            typer.echo(f"deck {r['id']}{_of_variant(r['variant'])}: {r['deck']}")
             if r["method"] == "reference":
                 how = f"reference: {r['states']:,} states in {r['seconds']:.2f} s"
             else:
@@ -149,6 +150,11 @@ def _print_exact(results: list[dict], as_json: bool, ascii_cards: bool) -> None:
         from pasur.cli.common import fail
 
         raise fail(f"value differs from the known value for: {', '.join(mismatched)}", 1)
+
+
+def _of_variant(name: str) -> str:
+    """`` (variant tiny)`` after a deck's id, nothing for the standard game."""
+    return "" if name == "standard" else f" (variant {name})"
 
 
 def _solve_cfr(
@@ -185,7 +191,7 @@ def _solve_cfr(
     if as_json:
         typer.echo(json.dumps(info, indent=1))
         return
-    typer.echo(f"deck {nd.id}: {nd.deck}")
+    typer.echo(f"deck {nd.id}{_of_variant(info['variant'])}: {nd.deck}")
     typer.echo(
         f"{params.method} on the {tree} tree ({dev}), {params.updates} updates, "
         f"{result.seconds:.2f} s; between rounds: {result.value_passed}"
@@ -231,7 +237,7 @@ def _target_line(info: dict, params) -> str:
 
 @command(app, "tree-stats")
 def tree_stats(
-    deck: DeckChoice = DECK,
+    deck: DeckChoice = VARIANT_DECK,
     tree: Annotated[str, typer.Option("--tree", help="compact, paper, or both.")] = "both",
     device: DeviceOpt = None,
     memory_limit: MemOpt = None,
@@ -255,6 +261,7 @@ def tree_stats(
             reports.append(
                 {
                     "id": nd.id,
+                    "variant": nd.deck.variant.name,
                     "tree": m,
                     "device": str(dev),
                     "nodes": built.n_nodes,
@@ -266,7 +273,7 @@ def tree_stats(
     if as_json:
         typer.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=1))
         return
-    typer.echo(f"deck {nd.id}: {nd.deck}")
+    typer.echo(f"deck {nd.id}{_of_variant(nd.deck.variant.name)}: {nd.deck}")
     header = "round " + " ".join(f"{'turn ' + str(t):>11}" for t in range(9)) + "        total"
     for rep in reports:
         typer.echo(

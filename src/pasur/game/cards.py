@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pasur.common.errors import PasurInputError
-from pasur.game.variants import STANDARD, Variant
+from pasur.game.variants import STANDARD, Variant, get_variant
 
 N_CARDS = 52
 N_RANKS = 13
@@ -267,8 +267,9 @@ def random_deck(rng: random.Random, variant: Variant = STANDARD) -> Deck:
             return Deck(tuple(cards), variant)
 
 
-def parse_deck(text: str) -> Deck:
-    """Read a deck string, naming the first bad token and any missing cards."""
+def parse_deck(text: str, variant: Variant = STANDARD) -> Deck:
+    """Read a deck string (of ``variant``, by default the standard game's 52 cards), naming the
+    first bad token and any missing cards."""
     tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
     cards = []
     for pos, tok in enumerate(tokens):
@@ -276,11 +277,15 @@ def parse_deck(text: str) -> Deck:
             cards.append(parse_card(tok))
         except PasurInputError as e:
             raise PasurInputError(f"position {pos}: {e}") from None
-    if len(cards) < N_CARDS and len(set(cards)) == len(cards):
-        missing = sorted(set(range(N_CARDS)) - set(cards))
+    n = variant.n_cards
+    what = "a deck" if variant == STANDARD else f"a {variant.name} deck"
+    if len(cards) > n and variant != STANDARD:  # (a standard deck of 53 repeats a card: said as such)
+        raise PasurInputError(f"{what} has {n} cards ({format_cards(variant.cards)}), got {len(cards)}")
+    if len(cards) < n and len(set(cards)) == len(cards):
+        missing = sorted(set(variant.cards) - set(cards))
         shown = format_cards(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
-        raise PasurInputError(f"a deck has 52 cards, got {len(cards)}; missing {shown}")
-    return Deck(tuple(cards))
+        raise PasurInputError(f"{what} has {n} cards, got {len(cards)}; missing {shown}")
+    return Deck(tuple(cards), variant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,12 +326,15 @@ def read_paper_decks(path: Path) -> list[NamedDeck]:
     return decks
 
 
-def read_deck_file(path: str | Path) -> list[NamedDeck]:
+def read_deck_file(path: str | Path, variant: Variant = STANDARD) -> list[NamedDeck]:
     """Decks from a file: one deck string per line (``#`` comments, blank lines skipped),
     JSON (a list of deck strings or of objects ``{"id", "deck", "value"?}``), or the paper's
-    PyTorch deck tensor (a ``.pt`` file, :func:`read_paper_decks`)."""
+    PyTorch deck tensor (a ``.pt`` file, :func:`read_paper_decks`: standard decks only). The decks
+    are ``variant``'s (by default the standard game's)."""
     p = Path(path)
     if p.suffix == ".pt":
+        if variant != STANDARD:
+            raise PasurInputError(f"{p}: the paper's deck tensor holds standard decks, not {variant.name} decks")
         if not p.is_file():
             raise PasurInputError(f"deck file not found: {p}")
         return read_paper_decks(p)
@@ -357,7 +365,7 @@ def read_deck_file(path: str | Path) -> list[NamedDeck]:
             else:
                 raise PasurInputError(f"{p}: entry {i} is neither a deck string nor an object with a 'deck' string")
             try:
-                decks.append(NamedDeck(deck_id, parse_deck(deck_text), val))
+                decks.append(NamedDeck(deck_id, parse_deck(deck_text, variant), val))
             except PasurInputError as e:
                 raise PasurInputError(f"{p}: deck {deck_id}: {e}") from None
     else:
@@ -366,7 +374,7 @@ def read_deck_file(path: str | Path) -> list[NamedDeck]:
             if not line:
                 continue
             try:
-                decks.append(NamedDeck(f"{p.stem}-{len(decks)}", parse_deck(line)))
+                decks.append(NamedDeck(f"{p.stem}-{len(decks)}", parse_deck(line, variant)))
             except PasurInputError as e:
                 raise PasurInputError(f"{p}:{lineno}: {e}") from None
     if not decks:
@@ -378,8 +386,9 @@ def read_deck_file(path: str | Path) -> list[NamedDeck]:
 MAX_DECKS = 10_000_000
 
 
-def seed_decks(n: int, seed: int = 0) -> list[NamedDeck]:
-    """``n`` random decks from seeds ``seed .. seed+n-1``, named ``seed-{k}`` as ``--seed`` names them.
+def seed_decks(n: int, seed: int = 0, variant: Variant = STANDARD) -> list[NamedDeck]:
+    """``n`` random decks (of ``variant``, :meth:`Deck.from_seed`) from seeds ``seed .. seed+n-1``,
+    named ``seed-{k}`` as ``--seed`` names them.
 
     >>> [nd.id for nd in seed_decks(2, 5)], seed_decks(1, 5)[0].deck == Deck.from_seed(5)
     (['seed-5', 'seed-6'], True)
@@ -388,7 +397,7 @@ def seed_decks(n: int, seed: int = 0) -> list[NamedDeck]:
         raise PasurInputError(f"--decks must be between 1 and {MAX_DECKS:,}, got {n}")
     if seed < 0:
         raise PasurInputError(f"--seed must be zero or positive, got {seed}")
-    return [NamedDeck(f"seed-{k}", random_deck(random.Random(k))) for k in range(seed, seed + n)]
+    return [NamedDeck(f"seed-{k}", random_deck(random.Random(k), variant)) for k in range(seed, seed + n)]
 
 
 def select_decks(
@@ -397,11 +406,14 @@ def select_decks(
     deck_id: str | None = None,
     seed: int | None = None,
     count: int | None = None,
+    *,
+    variant: Variant | str = STANDARD,
 ) -> list[NamedDeck]:
     """The decks a user named, the one way every command reads them: one deck (``deck``), a deck
     file (``deck_file``, optionally only ``deck_id``, or its first ``count`` decks), or seeded decks
     (``seed`` alone: that one; ``count``: seeds ``seed`` (default 0) onwards). Exactly one source;
-    none is refused.
+    none is refused. The decks are ``variant``'s (a row of :data:`pasur.game.variants.VARIANTS` or
+    its name; by default the standard game's).
 
     >>> [nd.id for nd in select_decks(seed=3, count=2)]
     ['seed-3', 'seed-4']
@@ -415,10 +427,11 @@ def select_decks(
         raise PasurInputError("--decks N counts seeded decks or a file's first decks: not with --deck")
     if count is not None and deck_id is not None:
         raise PasurInputError("give --decks N (the file's first N decks) or --deck-id, not both")
+    variant = get_variant(variant)
     if deck is not None:
-        return [NamedDeck("deck", parse_deck(deck))]
+        return [NamedDeck("deck", parse_deck(deck, variant))]
     if deck_file is not None:
-        decks = read_deck_file(deck_file)
+        decks = read_deck_file(deck_file, variant)
         if deck_id is not None:
             decks = [d for d in decks if d.id == deck_id]
             if not decks:
@@ -429,7 +442,7 @@ def select_decks(
             decks = decks[:count]
         return decks
     if count is not None:
-        return seed_decks(count, 0 if seed is None else seed)
+        return seed_decks(count, 0 if seed is None else seed, variant)
     if seed is not None:
-        return seed_decks(1, seed)
+        return seed_decks(1, seed, variant)
     raise PasurInputError("give the decks: --deck, --deck-file F [--deck-id ID], --seed S or --decks N [--seed S]")

@@ -30,9 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pasur.common.errors import PasurInputError
-from pasur.game.cards import CLUBS_BONUS, SUR_POINTS, Deck, format_card, format_cards, parse_card, parse_cards
+from pasur.game.cards import Deck, format_card, format_cards, parse_card, parse_cards
 from pasur.game.rules import Action, is_sur
-from pasur.game.state import FINAL_ROUND, GameState, IllegalActionError
+from pasur.game.state import GameState, IllegalActionError
 
 _WHO = {None: "-", 0: "A", 1: "B"}
 HEADERS = ("Stage", "Alex", "Bob", "Pool", "Lay", "Pick", "A♣", "B♣", "Apt", "Bpt", "As", "Bs", "Δ", "L", "CL")
@@ -133,10 +133,11 @@ class GameLog:
 
     def rows(self) -> list[LogRow]:
         states = self.states()
+        final_round = self.deck.variant.final_round
         rows = []
         for before, a, after in zip(states, self.actions, states[1:], strict=False):
-            sur = is_sur(a, before.pool, before.round, final_round=FINAL_ROUND)
-            if before.round == FINAL_ROUND and after.is_terminal:
+            sur = is_sur(a, before.pool, before.round, final_round=final_round)
+            if before.round == final_round and after.is_terminal:
                 # Show the last play apart from the sweep that follows it.
                 mid = before.play(a)
                 rows.append(_row(before.stage, before, mid, a.card, a.captured, sur))
@@ -188,7 +189,7 @@ class GameLog:
             if row.sur and who is not None:
                 out.append(
                     f"Sur by {names[who]} at {row.stage}: {format_card(row.card, unicode=unicode)} takes "
-                    f"{fmt(row.captured)}, clearing the pool (+{SUR_POINTS})"
+                    f"{fmt(row.captured)}, clearing the pool (+{self.deck.variant.sur_points})"
                 )
         rows = self.rows()
         clinched = next((r for r in rows if r.clubs_winner is not None), None)
@@ -196,8 +197,8 @@ class GameLog:
             w = clinched.clubs_winner
             final = rows[-1].clubs
             out.append(
-                f"Clubs bonus to {names[w]}: {final[w]} of the 13 clubs (clinched at {clinched.stage} "
-                f"with {clinched.clubs[w]}) (+{CLUBS_BONUS})"
+                f"Clubs bonus to {names[w]}: {final[w]} of the {self.deck.variant.n_clubs} clubs (clinched at "
+                f"{clinched.stage} with {clinched.clubs[w]}) (+{self.deck.variant.clubs_bonus})"
             )
         if rows and rows[-1].stage == "sweep":
             s = rows[-1]

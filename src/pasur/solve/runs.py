@@ -1,6 +1,6 @@
 """One solver run on one named deck, as the command line and notebooks use it: build, solve,
-and return a flat result (value, sizes, times, the optimal game). Progress goes through
-callbacks; nothing here prints.
+and return a flat result (value, sizes, times, the optimal game, the deck's rule variant).
+Progress goes through callbacks; nothing here prints.
 
 >>> from pasur.game.cards import seed_decks
 >>> r = solve_exact_run(seed_decks(1, 2)[0], "compact", "cpu")
@@ -35,7 +35,7 @@ def build(
     on_layer: OnLayer | None = None,
     infosets: bool = False,
 ):
-    """The deck's tensor tree (``compact`` or ``paper``)."""
+    """The deck's tensor tree (``compact`` or ``paper``), of the deck's variant."""
     from pasur.solve.tree import build_tree
 
     return build_tree(
@@ -60,6 +60,7 @@ def solve_reference(nd: NamedDeck, on_states: Callable[[int], None] | None = Non
     return {
         "id": nd.id,
         "deck": str(nd.deck),
+        "variant": nd.deck.variant.name,
         "method": "reference",
         "value": value,
         "known_value": nd.value,
@@ -84,6 +85,7 @@ def solve_exact_run(
     return {
         "id": nd.id,
         "deck": str(nd.deck),
+        "variant": nd.deck.variant.name,
         "method": "exact",
         "tree": tree,
         "device": str(built.device),
@@ -124,7 +126,7 @@ def run_cfr(
         check_output_dir(out, overwrite=overwrite)  # before the work, not after
     built = build(nd, tree, device, memory_limit, on_layer, infosets=out is not None)
     result = solve_cfr(built, params, built.device, progress=on_iteration, solver_memory=solver_memory)
-    extra = {"exact_value": solve_exact(built, keep_values=False).game_value()}
+    extra = {"exact_value": solve_exact(built, keep_values=False).game_value(), "variant": built.variant.name}
     if out is None:
         return result, {**summary(result, nd.id, str(built.device), None), **extra}
     with output_dir(out, overwrite=overwrite) as tmp:
