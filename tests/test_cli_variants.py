@@ -14,6 +14,7 @@ from helpers import position
 from pasur.cli import app
 from pasur.common.errors import PasurInputError
 from pasur.game.cards import Deck, format_cards, select_decks
+from pasur.game.gamelog import GameLog
 from pasur.game.state import GameState
 from pasur.game.variants import get_variant
 from pasur.solve.reference import ReferenceSolver
@@ -186,3 +187,20 @@ def test_select_decks_takes_the_variant_by_keyword_only():
     assert select_decks(seed=3)[0].deck == Deck.from_seed(3)  # the standard game by default
     with pytest.raises(TypeError):
         select_decks(None, None, None, 3, None, tiny)  # type: ignore[misc]
+
+
+def test_the_optimal_games_log_scores_by_the_variant():
+    """The log printed with a variant's solve: a capture that clears the pool in the variant's last
+    deal is no Sur, the final sweep is its own row, and the clubs bonus is the variant's."""
+    tiny = get_variant("tiny")
+    last_deal_clears = 0
+    for seed in range(12):
+        deck = Deck.from_seed(seed, tiny)
+        log = GameLog(deck, tuple(ReferenceSolver(deck).optimal_line(GameState.initial(deck))))
+        rows = log.rows()
+        assert sum(row.sur for row in rows) == sum(log.final.surs), seed
+        last_deal_clears += sum(row.stage.startswith("1.") and row.captured == row.pool != 0 for row in rows)
+        assert any(row.stage == "sweep" for row in rows) == (log.states()[-2].play(log.actions[-1]).pool != 0)
+    assert last_deal_clears > 0  # (the decks where the standard game's last deal would have counted a Sur)
+    r = run("solve", "--variant", "tiny", "--seed", "3", "--quiet")
+    assert "Clubs bonus to Bob: 3 of the 4 clubs (clinched at 1.1.1 with 3) (+5)" in r.stdout
