@@ -125,6 +125,8 @@ def test_tree_stats_of_a_variant_deck_are_build_trees_counts(name, seed):
         assert {row["round"] for row in rep["layers"]} == {0, 1}  # the variant's two deals
     text = run("tree-stats", "--variant", name, "--seed", str(seed), "--quiet")
     assert text.exit_code == 0 and f"deck seed-{seed} (variant {name}):" in text.stdout
+    headers = [line.split() for line in text.stdout.splitlines() if line.startswith("round ")]
+    assert len(headers) == 2 and all(h[-3:] == ["turn", "4", "total"] for h in headers)  # turns 0..4: 2 cards a hand
 
 
 def test_deal_and_show_deal_the_variants_deck():

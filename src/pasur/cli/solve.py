@@ -274,7 +274,8 @@ def tree_stats(
         typer.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=1))
         return
     typer.echo(f"deck {nd.id}{_of_variant(nd.deck.variant.name)}: {nd.deck}")
-    header = "round " + " ".join(f"{'turn ' + str(t):>11}" for t in range(9)) + "        total"
+    n_turns = nd.deck.variant.turns_per_round + 1  # the layers of a round, its end included (9)
+    header = "round " + " ".join(f"{'turn ' + str(t):>11}" for t in range(n_turns)) + "        total"
     for rep in reports:
         typer.echo(
             f"\n{rep['tree']} tree on {rep['device']}: {rep['nodes']:,} nodes, "
@@ -285,7 +286,7 @@ def tree_stats(
         for row in rep["layers"]:
             by_round.setdefault(row["round"], {})[row["turn"]] = row["nodes"]
         for r, turns in by_round.items():
-            cells = " ".join(f"{turns[t]:>11,}" if t in turns else f"{'':>11}" for t in range(9))
+            cells = " ".join(f"{turns[t]:>11,}" if t in turns else f"{'':>11}" for t in range(n_turns))
             typer.echo(f"{r:<5} {cells} {sum(turns.values()):>12,}")
     if len(reports) == 2:
         a, b = reports
