@@ -25,6 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pasur import __version__
+from pasur.common.memory import fix_mmap_threshold
 from pasur.game.match import PRESETS, MatchRules
 from pasur.web.guard import LOOPBACK_HOSTS, MAX_BODY, Guard
 from pasur.web.level_card import level_margins
@@ -71,6 +72,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        fix_mmap_threshold()  # a server runs for weeks: large blocks mapped and unmapped, not kept
         hub.start()
         yield
         await hub.stop()
