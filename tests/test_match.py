@@ -133,3 +133,22 @@ def test_single_hand():
     m = Match(PRESETS["hand"]).add_hand((10, 10), (0, 0))
     assert m.is_over and m.winner is None  # a tied hand
     assert Match(PRESETS["hand"]).add_hand((13, 7), (0, 0)).winner == 0
+
+
+def test_a_variants_match_is_played_to_its_target_with_its_sur_points():
+    """Issue 41: the match target and a Sur's worth are fields of the variant's row; a match of
+    ``tiny`` hands ends at its 42 points and its Surs score 3, not 5."""
+    from pasur.game.variants import get_variant
+
+    tiny = get_variant("tiny")
+    rules = MatchRules.for_variant(tiny, sur_cancellation=True)
+    assert (rules.target, rules.sur_points, rules.sur_cancellation) == (42, 3, True)
+    m = Match(rules).add_hand(card_points=(20, 5), surs=(3, 1))  # Bob's Sur cancels one of Alex's
+    assert m.totals == (20 + 2 * 3, 5) and not m.is_over
+    m = m.add_hand(card_points=(16, 0), surs=(0, 0))
+    assert m.totals == (42, 5) and m.is_over and m.winner == 0
+    assert MatchRules.for_variant() == PRESETS["match"]  # the standard game: 62, Surs 5
+    assert MatchRules.from_dict(rules.to_dict()) == rules
+    assert "sur_points" not in PRESETS["classic"].to_dict()  # stored rules of the standard game unchanged
+    with pytest.raises(ValueError, match="50-point rule"):
+        MatchRules.for_variant(tiny, fifty_point_rule=True)

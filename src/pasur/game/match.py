@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pasur.game.cards import SUR_POINTS
+from pasur.game.variants import STANDARD, Variant
 
 #: the usual target of a match
 TARGET = 62
@@ -40,12 +41,28 @@ class MatchRules:
     ``target``: the match ends after the first hand that leaves a player at ``target`` or more
     (``None``: a single hand); ``sur_cancellation``: a Sur made while the opponent has uncancelled
     Surs in the hand cancels one of them instead of scoring; ``fifty_point_rule``: a player whose
-    match total is 50 or more at the start of a hand scores no Surs in it.
+    match total is 50 or more at the start of a hand scores no Surs in it; ``sur_points``: what a
+    scored Sur adds (the variant's, :meth:`for_variant`).
     """
 
     target: int | None = TARGET
     sur_cancellation: bool = False
     fifty_point_rule: bool = False
+    sur_points: int = SUR_POINTS
+
+    @classmethod
+    def for_variant(cls, variant: Variant = STANDARD, **house_rules: bool) -> MatchRules:
+        """A match of ``variant``'s hands to its own target (its ``match_target``), its Surs worth
+        its ``sur_points``. The 50-point rule is the standard game's (50 of 62): refused for
+        another variant rather than guessed at its scale.
+
+        >>> from pasur.game.variants import get_variant
+        >>> MatchRules.for_variant(get_variant("tiny")).target, MatchRules.for_variant().target
+        (42, 62)
+        """
+        if house_rules.get("fifty_point_rule") and not variant.is_standard:
+            raise ValueError(f"the 50-point rule is the standard game's: not for variant {variant.name}")
+        return cls(variant.match_target, sur_points=variant.sur_points, **house_rules)
 
     def __post_init__(self) -> None:
         if self.target is not None and not (isinstance(self.target, int) and 1 <= self.target <= MAX_TARGET):
@@ -58,15 +75,15 @@ class MatchRules:
         return self.target is None
 
     def to_dict(self) -> dict:
-        return {
-            "target": self.target,
-            "sur_cancellation": self.sur_cancellation,
-            "fifty_point_rule": self.fifty_point_rule,
-        }
+        """As stored and sent; ``sur_points`` only when it is not the standard game's 5."""
+        out = {"target": self.target, "sur_cancellation": self.sur_cancellation}
+        out["fifty_point_rule"] = self.fifty_point_rule
+        return out if self.sur_points == SUR_POINTS else {**out, "sur_points": self.sur_points}
 
     @classmethod
     def from_dict(cls, d: dict) -> MatchRules:
-        return cls(d.get("target"), bool(d.get("sur_cancellation")), bool(d.get("fifty_point_rule")))
+        sur = int(d.get("sur_points", SUR_POINTS))
+        return cls(d.get("target"), bool(d.get("sur_cancellation")), bool(d.get("fifty_point_rule")), sur)
 
 
 #: named rule sets: one hand of the spec, a plain match to 62, and a match with both house rules
@@ -92,16 +109,18 @@ class HandScore:
     surs_void: tuple[int, int]
     surs_cancelled: tuple[int, int]
     surs_scored: tuple[int, int]
+    sur_points: int = SUR_POINTS
 
     @property
     def points(self) -> tuple[int, int]:
         """What each player adds to their match total."""
-        return _pair(lambda p: self.card_points[p] + SUR_POINTS * self.surs_scored[p])
+        return _pair(lambda p: self.card_points[p] + self.sur_points * self.surs_scored[p])
 
     @property
     def spec_points(self) -> tuple[int, int]:
-        """The hand's points as the spec counts them (every Sur 5): what the agents play for."""
-        return _pair(lambda p: self.card_points[p] + SUR_POINTS * self.surs_made[p])
+        """The hand's points as the rules of the hand count them (every Sur scores): what the
+        agents play for."""
+        return _pair(lambda p: self.card_points[p] + self.sur_points * self.surs_made[p])
 
 
 def score_hand(
@@ -129,7 +148,7 @@ def score_hand(
     live = _pair(lambda p: surs[p] - void[p])
     cancelled = (min(live), min(live)) if rules.sur_cancellation else (0, 0)
     scored = _pair(lambda p: live[p] - cancelled[p])
-    return HandScore(tuple(card_points), tuple(surs), void, cancelled, scored)  # type: ignore[arg-type]
+    return HandScore(tuple(card_points), tuple(surs), void, cancelled, scored, rules.sur_points)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
