@@ -33,6 +33,12 @@ docs: setup
 		|| $(BIN)/python -m pip install -q -e ".[docs]"
 	$(BIN)/python -m mkdocs build --strict -d site/
 
+## The pip route of docs/install.md: build the wheel, install it into a clean venv (CPU torch first),
+## check that no nvidia package came, then `pasur solve` and `pasur serve` from outside the checkout.
+.PHONY: wheel-check
+wheel-check:
+	PYTHON=$(or $(PYTHON),python3) bash scripts/wheel_check.sh
+
 ## Speed figures on the reference decks (see docs/benchmarks.md): reference solver, tensor tree.
 bench: setup
 	$(BIN)/python benchmarks/bench_reference.py
