@@ -74,6 +74,18 @@ print(f"wheel-check: the wheel holds the {len(weights)} weights files, their car
       f"and the {len(wanted) - 2 * len(weights) - 1} static files of the page")
 EOF
 
+# the extras docs/install.md names, declared in the wheel's metadata
+"$PYTHON" - "$wheel" <<'EOF' || fail "the wheel lacks extras that docs/install.md names (pyproject.toml's optional-dependencies)"
+import re, sys, zipfile
+wheel = zipfile.ZipFile(sys.argv[1])
+metadata = wheel.read(next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+extras = set(re.findall(r"^Provides-Extra: (\S+)$", metadata, re.M))
+missing = sorted({"openspiel", "rl", "docs", "dev"} - extras)
+if missing:
+    sys.exit(f"missing extras: {', '.join(missing)}")
+print(f"wheel-check: the wheel's extras: {', '.join(sorted(extras))}")
+EOF
+
 # 3. the install: the CPU torch first (as scripts/bootstrap.sh does), then the wheel, which keeps it
 run_logged 600 "$work/torch.log" "${pip[@]}" install "$TORCH_SPEC" || fail "pip install $TORCH_SPEC failed"
 run_logged 900 "$work/install.log" "${pip[@]}" install "$wheel" || fail "pip install of the wheel failed"
@@ -139,7 +151,8 @@ print(f"wheel-check: pasur serve on port {sys.argv[1]}: /api/health {status}")
 status, page = call("/")
 assert status == 200 and b"<html" in page.lower(), (status, page[:200])
 print(f"wheel-check: GET / {status} ({len(page)} bytes of the page)")
-# the network level plays first as Alex (its policy weights); the best level answers a move (belief weights)
+# the network level plays first as Alex (the policy weights); the best level answers a move (the belief,
+# policy and boundary weights)
 for level, seat in (("network", "bob"), ("best", "alex")):
     status, raw = call("/api/games", {"level": level, "seat": seat})
     view = json.loads(raw)
