@@ -168,6 +168,6 @@ for level, seat in (("network", "bob"), ("best", "alex")):
     assert status in (200, 201) and played >= (1 if seat == "bob" else 2), (status, view)
     print(f"wheel-check: a game against level {level} as {seat}: {status}, {played} moves played")
 EOF
-kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
-server_pid=""
-echo "wheel-check: ok (${SECONDS} s)"
+cleanup
+trap - EXIT
+echo "wheel-check: ok (${SECONDS} s, the server stopped and the temporary folder removed)"
