@@ -17,10 +17,14 @@ TORCH_SPEC="${TORCH_SPEC:-torch==2.13.0}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/pasur-wheel-check.XXXXXX")
 server_pid=""
 cleanup() {
-  if [ -n "$server_pid" ]; then
+  if [ -n "$server_pid" ]; then  # SIGTERM, then SIGKILL after 10 s
     kill "$server_pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -9 "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
+    server_pid=""
   fi
+  cd "$repo"
   rm -rf "$work"
 }
 trap cleanup EXIT
