@@ -226,6 +226,8 @@ def test_the_ladder_lists_players_by_rating_and_the_ai_levels(make_client):
     tokens = {name: new_player(client, name) for name in ("Dara", "Elham", "Farid")}
     set_rating(client, tokens["Dara"], 1450.0, 120.0)
     set_rating(client, tokens["Farid"], 1720.5, 80.0)
+    with sqlite3.connect(client.app.state.service.store.path) as conn:  # the ladder lists who played a rated hand
+        conn.execute("UPDATE players SET games = 1")
     r = client.get("/api/ladder")
     assert r.status_code == 200
     ladder = r.json()

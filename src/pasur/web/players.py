@@ -3,7 +3,9 @@
 A **player** is a display name and a Glicko-2 rating kept across rated matches. ``create_player``
 returns a secret player token once (stored as its SHA-256 only, as a table's tokens are): whoever
 holds it plays as that name, so a name cannot be taken over; a lost token is a lost name. Names
-are unique whatever their case (the NFKC case-folded name is the key).
+are stored normalized and unique whatever their case (the NFKC case-folded name is the key), and
+a name that looks like one taken is refused as taken (:mod:`pasur.web.names`: invisible
+characters, another script's look-alike letters). The ladder lists players who played a rated hand.
 
 A **rated match** (:mod:`pasur.web.tables`, ``rated``) is a match, never a single hand, between
 two players, or between a player and an AI level that has a fixed rating. When it ends, each of
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pasur.web.level_card import CARD, MODEL, arena_path, load_card
+from pasur.web.names import name_skeleton, normalize_name
 from pasur.web.ratings import ANCHOR, ANCHOR_RATING, FittedRating, Rating, level_ratings, rate
 from pasur.web.service import BadInput, Conflict, NotFound, token_hash
 from pasur.web.store import Store
@@ -74,8 +77,9 @@ class Player:
 
 
 def clean_name(name: str) -> tuple[str, str]:
-    """The name as shown (NFC, spaces collapsed) and its key (NFKC, case-folded); 422 if bad."""
-    shown = " ".join(unicodedata.normalize("NFC", name).split())
+    """The name as stored and shown (:func:`pasur.web.names.normalize_name`: NFKC, invisible
+    characters removed, spaces collapsed) and its key (case-folded); 422 if bad."""
+    shown = normalize_name(name)
     ok = (
         MIN_NAME <= len(shown) <= MAX_NAME
         and all(map(_name_char, shown))
@@ -98,21 +102,26 @@ def _player(r: tuple) -> Player:
 
 
 def create_player(store: Store, name: str) -> tuple[Player, str]:
-    """A new player at Glicko-2's defaults; returns it and its secret token (409 if the name is
-    taken)."""
+    """A new player at Glicko-2's defaults; returns it and its secret token (409 if the name, or
+    one that looks like it, is taken: checked in the inserting transaction, which holds the write
+    lock from its start, so two look-alikes created at once cannot both pass)."""
     shown, key = clean_name(name)
+    skeleton = name_skeleton(shown)
     token = secrets.token_urlsafe(32)
     start, now = Rating(), time.time()
+    taken = Conflict(f"the name {shown!r} is taken")
     try:
         with store.transaction() as db:
+            if db.execute("SELECT 1 FROM players WHERE name_skeleton = ? OR name_key = ?", (skeleton, key)).fetchone():
+                raise taken
             cur = db.execute(
-                "INSERT INTO players (name, name_key, token_sha256, rating, rd, volatility, games, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)",
-                (shown, key, token_hash(token), start.rating, start.rd, start.volatility, now, now),
+                "INSERT INTO players (name, name_key, name_skeleton, token_sha256, rating, rd, volatility, games, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+                (shown, key, skeleton, token_hash(token), start.rating, start.rd, start.volatility, now, now),
             )
             pid = int(cur.lastrowid)
     except sqlite3.IntegrityError:
-        raise Conflict(f"the name {shown!r} is taken") from None
+        raise taken from None
     return Player(pid, shown, start, 0), token
 
 
@@ -129,9 +138,12 @@ def player_by_token(store: Store, token: str | None) -> Player:
 
 
 def ladder_players(store: Store, limit: int = 100) -> list[Player]:
-    """The players by rating, highest first (ties by name)."""
+    """The players who played a rated hand, by rating, highest first (ties by name): a name
+    registered and never played is left off."""
     with store._connect() as db:
-        rows = db.execute(f"SELECT {_COLUMNS} FROM players ORDER BY rating DESC, name_key LIMIT ?", (limit,))
+        rows = db.execute(
+            f"SELECT {_COLUMNS} FROM players WHERE games > 0 ORDER BY rating DESC, name_key LIMIT ?", (limit,)
+        )
         return [_player(r) for r in rows]
 
 

@@ -13,7 +13,8 @@ Schema 3 adds the rated players (``players``: a name, the SHA-256 of the player'
 Glicko-2 rating, RD and volatility, the games counted) and ``rating_events`` (one row per rated
 match and player: the rating before and after), and a ``rated`` column to ``tables``; a schema-1
 or -2 file is migrated in place (the new tables created, the column added with 0: its tables stay
-unrated).
+unrated). Players carry ``name_skeleton``, the key of names that look alike (:mod:`pasur.web.names`),
+added and filled when a file without it is opened.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pasur.common.errors import PasurInputError
+from pasur.web.names import name_skeleton
 
 SCHEMA_VERSION = 3
 #: schemas this code reads (older ones are migrated on open)
@@ -74,6 +76,7 @@ CREATE TABLE IF NOT EXISTS players (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL,
     name_key TEXT NOT NULL UNIQUE,
+    name_skeleton TEXT,
     token_sha256 TEXT NOT NULL UNIQUE,
     rating REAL NOT NULL,
     rd REAL NOT NULL,
@@ -99,6 +102,23 @@ CREATE TABLE IF NOT EXISTS rating_events (
     UNIQUE (table_id, player_id)
 );
 """
+
+
+def _add_name_skeletons(db: sqlite3.Connection) -> None:
+    """Give every player the key of names that look alike (issue 44): the column added to a file
+    written before it (its schema number unchanged: older code reads and writes it as before), its
+    index made, and the key filled for players that have none, in one transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if "name_skeleton" not in {r[1] for r in db.execute("PRAGMA table_info(players)")}:
+            db.execute("ALTER TABLE players ADD COLUMN name_skeleton TEXT")
+        db.execute("CREATE INDEX IF NOT EXISTS players_name_skeleton ON players (name_skeleton)")
+        missing = db.execute("SELECT id, name FROM players WHERE name_skeleton IS NULL").fetchall()
+        db.executemany("UPDATE players SET name_skeleton = ? WHERE id = ?", [(name_skeleton(n), i) for i, n in missing])
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 @dataclass
@@ -167,6 +187,7 @@ class Store:
                     db.execute("ALTER TABLE tables ADD COLUMN rated INTEGER NOT NULL DEFAULT 0")
                 db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
             db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (APP_KEY, APP_NAME))
+            _add_name_skeletons(db)
 
     def _check_ours(self, db: sqlite3.Connection) -> None:
         """Refuse a database with tables that are not this app's, before anything is written."""
