@@ -549,7 +549,7 @@ def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_s
         alice.find_element(By.ID, "player-name").send_keys("Alice")
         alice.find_element(By.ID, "register").click()
         shown = wait[id(alice)].until(ec.visibility_of_element_located((By.ID, "player-shown")))
-        assert shown.text == "You play as Alice: rating 1500 (RD 350, 0 hands rated).", shown.text
+        assert shown.text == "You play as \u2068Alice\u2069: rating 1500 (RD 350, 0 hands rated).", shown.text
         assert alice.execute_script("return localStorage.getItem('pasur-player')")
         # a rated table: checking it makes the game a match
         alice.find_element(By.ID, "table-rated").click()
@@ -639,7 +639,8 @@ def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_s
         # each page shows its player's new rating
         for d, name in ((alice, "Alice"), (bahar, "Bahar")):
             p = ladder[name]
-            words = f"You play as {name}: rating {round(p['rating'])} (RD {round(p['rd'])}, {hands} hands rated)."
+            isolated = f"\u2068{name}\u2069"  # the name between isolates (issue 44)
+            words = f"You play as {isolated}: rating {round(p['rating'])} (RD {round(p['rd'])}, {hands} hands rated)."
             wait[id(d)].until(
                 lambda d, w=words: d.find_element(By.ID, "player-shown").get_attribute("textContent") == w
             )

@@ -278,3 +278,21 @@ def test_the_ratings_words_in_persian():
     assert taken == "نام 'Alice' گرفته شده است"
     for text in (bad_name, level, target):
         assert not re.search(r"[A-Za-z0-9]", text.replace("_", "")), text
+
+
+def test_a_persian_name_is_isolated_in_english_sentences():
+    """Issue 44: a rated opponent's name is put into sentences between U+2068 and U+2069 (first
+    strong isolate, pop directional isolate), so the numbers after a Persian name stay on their
+    side: "Captured: you 26 cards (7 clubs), بهار 26 (6 clubs)" without it read "26 بهار"."""
+    view = {"names": {"you": "Alice", "ai": "بهار"}, "opponent": {"kind": "person", "level": None}}
+    forms = call_js(*[("tableOpponent", [view, form]) for form in ("short", "subject", "object")])
+    assert forms == ["\u2068بهار\u2069"] * 3
+    unrated = call_js(("tableOpponent", [{"opponent": {"kind": "person"}}, "object"]))
+    assert unrated == ["your friend"]  # no name at an unrated table: the catalog's words
+    counts = {"you_cards": "26 cards", "you_clubs": "7 clubs", "opp": forms[2], "ai_cards": 26, "ai_clubs": "6 clubs"}
+    captured, line = call_js(
+        ("t", ["summary.captured", counts]),
+        ("playerLine", [{"name": "بهار", "rating": 1500, "rd": 350, "games": 0}]),
+    )
+    assert captured == "Captured: you 26 cards (7 clubs), \u2068بهار\u2069 26 (6 clubs)."
+    assert line == "You play as \u2068بهار\u2069: rating 1500 (RD 350, 0 hands rated)."

@@ -4,6 +4,28 @@
 // server resends the whole view on hello), and shows the invite, the clock and the banner.
 "use strict";
 
+// a player's name inside a sentence, isolated (U+2068 FIRST STRONG ISOLATE ... U+2069 POP
+// DIRECTIONAL ISOLATE, invisible): a Persian name in English text (or a Latin one in Persian)
+// keeps the numbers after it on their own side ("Captured: you 26 cards, <name> 26 ...")
+function isolateName(name) {
+  return "\u2068" + name + "\u2069";
+}
+
+// the other player in the forms app.js writes ("short", "subject", "object": see opp), at a
+// table whose view is `view`: their name at a rated table, isolated
+function tableOpponent(view, form) {
+  if (view && view.names && view.names.ai && view.opponent.kind === "person") return isolateName(view.names.ai);
+  if (!view || view.opponent.kind !== "ai") {
+    return t(form === "short" ? "table.friend_short" : form === "subject" ? "table.friend" : "table.friend_object");
+  }
+  return form === "short" ? t("table.ai_named", { level: levelName(view.opponent.level) }) : t(OPP_KEYS[form]);
+}
+
+// the line that says who this browser plays as (the name isolated)
+function playerLine(me) {
+  return t("player.shown", { name: isolateName(me.name), rating: Math.round(me.rating), rd: Math.round(me.rd), games: me.games });
+}
+
 const Tables = (() => {
   const KEY = "pasur-table";
   let table = null; // { id, token }
@@ -233,11 +255,7 @@ const Tables = (() => {
 
   // the other player's name in the forms app.js writes ("short", "subject", "object": see opp)
   function other(form) {
-    if (view && view.names && view.names.ai && view.opponent.kind === "person") return view.names.ai; // a rated table
-    if (!view || view.opponent.kind !== "ai") {
-      return t(form === "short" ? "table.friend_short" : form === "subject" ? "table.friend" : "table.friend_object");
-    }
-    return form === "short" ? t("table.ai_named", { level: levelName(view.opponent.level) }) : t(OPP_KEYS[form]);
+    return tableOpponent(view, form);
   }
 
   function title(r, m) {
@@ -308,7 +326,7 @@ const Players = (() => {
   function draw() {
     $("player-shown").hidden = !me;
     $("player-register").hidden = Boolean(me);
-    if (me) $("player-shown").textContent = t("player.shown", { name: me.name, rating: Math.round(me.rating), rd: Math.round(me.rd), games: me.games });
+    if (me) $("player-shown").textContent = playerLine(me);
   }
 
   async function refresh() {
