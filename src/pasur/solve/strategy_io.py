@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import torch
 
@@ -163,6 +164,58 @@ def read_strategy_table(path: str | Path, tree: GameTree) -> Strategy:
             p[edges] = prob[sel]
             out[(rt.round, t)] = p.to(tree.device)
     return out
+
+
+def decode_rows(
+    table_or_path: pa.Table | str | Path, *, where: dict[str, object] | None = None, cards: bool = False
+) -> list[dict]:
+    """Rows of a strategy table in readable form, one dict per row (docs/architecture.md, "The
+    strategy table", lists the columns): the action's card as text (``action``, e.g. ``"TD"``),
+    the cards it captures as a list of texts (``captured``, empty when the card is laid), and the
+    other columns as they are (``round``, ``turn``, ``player``, ``node``, ``edge``, ``child``,
+    ``alex_clubs``, ``bob_clubs``, ``last_capturer``, ``probability``, ``deck_id``); the 52
+    ``card_XX`` feature columns only with ``cards=True``. ``where`` keeps the rows whose columns
+    equal its values (read as a Parquet filter, so a large file is not read whole).
+
+    Bob's first decision on a ``mini`` deck (round 0, turn 0, player 1, node 0): two captures of 6D:
+
+    ```pycon
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from pasur.game import Deck, GameState, get_variant
+    >>> from pasur.solve import CFRParams, build_tree, solve_cfr, write_strategy_table
+    >>> tree = build_tree(GameState.initial(Deck.from_seed(1, get_variant("mini"))))
+    >>> path = Path(tempfile.mkdtemp()) / "strategy.parquet"
+    >>> _ = write_strategy_table(path, tree, solve_cfr(tree, CFRParams("dcfr", iterations=50)).strategy, "mini-1")
+    >>> rows = decode_rows(path, where={"round": 0, "turn": 0, "player": 1, "node": 0})
+    >>> [(row["action"], row["captured"]) for row in rows]
+    [('5C', ['6D']), ('5D', ['6D'])]
+    >>> round(sum(row["probability"] for row in rows), 4)
+    1.0
+
+    ```
+    """
+    where = where or {}
+    unknown = sorted(set(where) - set(SCHEMA.names))
+    if unknown:
+        raise PasurInputError(f"not columns of a strategy table: {', '.join(unknown)}")
+    if isinstance(table_or_path, pa.Table):
+        table = table_or_path
+        for name, value in where.items():
+            table = table.filter(pc.equal(table[name], value))
+    else:
+        path = Path(table_or_path)
+        table_tree_mode(path)  # refuses a missing file or one that is not a strategy table
+        table = pq.read_table(path, filters=[(k, "=", v) for k, v in where.items()] or None)
+    rows = table.to_pylist()
+    for row in rows:
+        row["action"] = format_card(row.pop("action_card"))
+        mask = row.pop("action_captured")
+        row["captured"] = [format_card(c) for c in range(52) if (mask >> c) & 1]
+        if not cards:
+            for name in CARD_COLUMNS:
+                row.pop(name, None)
+    return rows
 
 
 def summary(result: CFRResult, deck_id: str, device: str, rows: int | None) -> dict:
