@@ -67,3 +67,31 @@ def test_decode_rows_refuses_what_is_not_a_strategy_table(tmp_path):
         decode_rows(tmp_path / "missing.parquet")
     with pytest.raises(PasurInputError, match="not columns"):
         decode_rows(tmp_path / "missing.parquet", where={"nodes": 0})
+
+
+def test_import_policy_takes_the_clis_own_openspiel_file(tmp_path):
+    """``pasur poker solve`` writes ``{"game", "policy"}``; import_policy takes that file as loaded,
+    and refuses it on another game."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from pasur.cli import app
+    from pasur.poker.engine import Engine
+    from pasur.poker.measures import evaluate
+    from pasur.poker.openspiel import import_policy
+
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["poker", "solve", "--game", "kuhn", "--iterations", "100", "--out", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    saved = json.loads((out / "policy.openspiel.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())
+    engine = Engine("kuhn")
+    assert evaluate(engine, import_policy(engine, saved)).exploitability == pytest.approx(
+        summary["exploitability"], abs=1e-12
+    )
+    assert evaluate(engine, import_policy(engine, saved["policy"])).exploitability == pytest.approx(
+        summary["exploitability"], abs=1e-12
+    )
+    with pytest.raises(PasurInputError, match="kuhn_poker"):
+        import_policy(Engine("leduc"), saved)

@@ -100,10 +100,22 @@ def export_policy(engine, policy) -> dict[str, list[list[float]]]:
     return out
 
 
+def _unwrap(engine, table: dict) -> dict:
+    """The bare table of the CLI's wrapped form ``{"game", "policy"}``; a bare table as it is."""
+    if not (isinstance(table, dict) and set(table) == {"game", "policy"} and isinstance(table["policy"], dict)):
+        return table
+    if table["game"] != engine.game.openspiel:
+        raise PasurInputError(f"a policy of {table['game']!r}, not of {engine.game.openspiel!r}")
+    return table["policy"]
+
+
 def import_policy(engine, table: dict) -> TabularPolicy:
     """Our lossless policy from ``{infostate: [[action_id, probability], ...]}`` (or ``{infostate:
-    {action_id: probability}}``); every information set must be there."""
+    {action_id: probability}}``), or from the CLI's ``policy.openspiel.json`` as loaded, which
+    wraps that table as ``{"game": ..., "policy": {...}}`` (its game must be ``engine``'s); every
+    information set must be there."""
     _check(engine)
+    table = _unwrap(engine, table)
     pol = TabularPolicy(engine)
     tabs = [x.clone() for x in pol.tables]
     t = engine.tree
