@@ -95,3 +95,20 @@ def test_import_policy_takes_the_clis_own_openspiel_file(tmp_path):
     )
     with pytest.raises(PasurInputError, match="kuhn_poker"):
         import_policy(Engine("leduc"), saved)
+
+
+def test_readme_and_docs_name_no_deck_file_outside_the_repository():
+    """A clone has no ``../shared``: the reference decks are at tests/data/reference-decks.json.
+    (``shared/spec`` and ``shared/papers`` are cited as sources, not files to run a command on.)"""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    pages = [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+    found = [
+        f"{p.name}:{i}"
+        for p in pages
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if "../shared" in line or "shared/decks/" in line
+    ]
+    assert found == []
+    assert (repo / "tests" / "data" / "reference-decks.json").exists()
