@@ -112,3 +112,25 @@ def test_readme_and_docs_name_no_deck_file_outside_the_repository():
     ]
     assert found == []
     assert (repo / "tests" / "data" / "reference-decks.json").exists()
+
+
+def test_web_levels_outside_a_checkout_says_what_it_needs(tmp_path, monkeypatch):
+    """Installed without the repository, the committed arena results are not there: one error
+    line naming the files it reads, exit 2, nothing printed on stdout."""
+    from typer.testing import CliRunner
+
+    from pasur.cli import app
+    from pasur.web import level_card
+
+    monkeypatch.setattr(level_card, "REPO", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["web-levels"])
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert "checkout" in lines[0] and "results/arena-20" in lines[0]
+    assert "results.json" in lines[0] and "deals.csv" in lines[0]
+    r = CliRunner().invoke(app, ["web-levels", "--arena", str(tmp_path)])
+    assert r.exit_code == 2 and r.output.strip().splitlines() == [
+        f"error: --arena {tmp_path}: no results.json and deals.csv there"
+    ]

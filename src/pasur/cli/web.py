@@ -149,6 +149,26 @@ def web_load(
         raise typer.Exit(1)
 
 
+def _check_arena_folders(folders, root: Path, *, given: bool) -> None:
+    """Refuse, before any work, arena folders without their files: by default the committed ones
+    of a checkout of the repository, which an installed package does not have."""
+    from pasur.web.level_card import arena_path
+
+    missing = [str(f) for f in folders if not all((arena_path(f, root) / n).is_file() for n in ARENA_FILES)]
+    if not missing:
+        return
+    if given:
+        raise PasurInputError(f"--arena {missing[0]}: no {' and '.join(ARENA_FILES)} there")
+    raise PasurInputError(
+        f"web-levels reads the arena results committed in a checkout of the repository ({', '.join(ARENA_FILES)} "
+        f"in {', '.join(missing)}), not found under {root}: run it in a checkout, or give --arena FOLDER"
+    )
+
+
+#: what an arena output folder holds that the levels' card is fitted from
+ARENA_FILES = ("results.json", "deals.csv")
+
+
 @command(app, name="web-levels")
 def web_levels(
     arena: Annotated[
@@ -169,14 +189,16 @@ def web_levels(
     and `pasur play --help` read the shipped card)."""
     import json
 
+    from pasur.web import level_card
     from pasur.web.level_card import ARENA_FOLDERS, CARD, build_card, write_card
 
     if write and out is not None:
         raise PasurInputError("give --write or --out, not both")
+    _check_arena_folders(arena or ARENA_FOLDERS, level_card.REPO, given=bool(arena))
     if out is not None:
         make_parents(out, "--out")
     try:
-        card = build_card(arena or ARENA_FOLDERS)
+        card = build_card(arena or ARENA_FOLDERS, root=level_card.REPO)
     except (ValueError, KeyError) as e:
         raise PasurInputError(str(e)) from None
     typer.echo(json.dumps(card, indent=1, ensure_ascii=False))
