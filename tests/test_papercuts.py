@@ -131,6 +131,5 @@ def test_web_levels_outside_a_checkout_says_what_it_needs(tmp_path, monkeypatch)
     assert "checkout" in lines[0] and "results/arena-20" in lines[0]
     assert "results.json" in lines[0] and "deals.csv" in lines[0]
     r = CliRunner().invoke(app, ["web-levels", "--arena", str(tmp_path)])
-    assert r.exit_code == 2 and r.output.strip().splitlines() == [
-        f"error: --arena {tmp_path}: no results.json and deals.csv there"
-    ]
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [f"error: no arena results in {tmp_path} (results.json)"]

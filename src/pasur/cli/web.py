@@ -155,10 +155,8 @@ def _check_arena_folders(folders, root: Path, *, given: bool) -> None:
     from pasur.web.level_card import arena_path
 
     missing = [str(f) for f in folders if not all((arena_path(f, root) / n).is_file() for n in ARENA_FILES)]
-    if not missing:
+    if not missing or given:  # (a folder given with --arena is refused by build_card, naming it)
         return
-    if given:
-        raise PasurInputError(f"--arena {missing[0]}: no {' and '.join(ARENA_FILES)} there")
     raise PasurInputError(
         f"web-levels reads the arena results committed in a checkout of the repository ({', '.join(ARENA_FILES)} "
         f"in {', '.join(missing)}), not found under {root}: run it in a checkout, or give --arena FOLDER"
