@@ -133,3 +133,48 @@ def test_web_levels_outside_a_checkout_says_what_it_needs(tmp_path, monkeypatch)
     r = CliRunner().invoke(app, ["web-levels", "--arena", str(tmp_path)])
     assert r.exit_code == 2
     assert r.output.strip().splitlines() == [f"error: no arena results in {tmp_path} (results.json)"]
+
+
+def test_arena_plays_a_users_own_agent_named_module_colon_class(tmp_path):
+    """``--agents papercut_agent:FirstLegal,greedy`` (tests/ is on sys.path): the user's class,
+    made with seed=, plays the arena; the built-in kinds still parse as before."""
+    import json
+
+    from typer.testing import CliRunner
+
+    import papercut_agent
+    from pasur.cli import app
+    from pasur.hidden.registry import make_agent
+
+    spec = "papercut_agent:FirstLegal"
+    agent = make_agent(spec, seed=5)
+    assert isinstance(agent, papercut_agent.FirstLegal) and agent.seed == 5 and agent.name == spec
+    assert make_agent("pimc:8").name == "pimc:8" and make_agent("greedy").name == "greedy"
+    before = papercut_agent.FirstLegal.decisions
+    out = tmp_path / "arena"
+    r = CliRunner().invoke(app, ["arena", "--engine", "inline", "--agents", f"{spec},greedy", "--deals", "2",
+                                 "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    results = json.loads((out / "results.json").read_text())
+    assert {results["pairs"][0]["a"], results["pairs"][0]["b"]} == {spec, "greedy"}
+    assert results["pairs"][0]["deals"] == 2
+    assert papercut_agent.FirstLegal.decisions > before
+
+
+@pytest.mark.parametrize(
+    ("spec", "needle"),
+    [
+        ("no_such_module_xyz:Agent", "unknown agent"),
+        ("papercut_agent:Missing", "has no class 'Missing'"),
+        ("papercut_agent:NoChoose", "no choose(info)"),
+        ("pimc:x", "number of worlds"),
+    ],
+)
+def test_a_bad_module_colon_class_is_one_error_line(tmp_path, spec, needle):
+    from typer.testing import CliRunner
+
+    from pasur.cli import app
+
+    r = CliRunner().invoke(app, ["arena", "--engine", "inline", "--agents", f"{spec},greedy", "--out", str(tmp_path)])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], r.output

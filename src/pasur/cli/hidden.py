@@ -50,7 +50,12 @@ def _count(n: int, word: str) -> str:
 
 _ArenaOutOpt = Annotated[Path, typer.Option("--out", help="Folder of the arena (created; rerun to resume or extend).")]
 _ArenaAgentsOpt = Annotated[
-    str | None, typer.Option("--agents", help=f"Comma-separated agents (needed without --plan): {AGENT_HELP}.")
+    str | None,
+    typer.Option(
+        "--agents",
+        help=f"Comma-separated agents (needed without --plan): {AGENT_HELP}; or module:Class, your own "
+        "agent (a HiddenAgent class of an importable module, made with seed= or no arguments).",
+    ),
 ]
 _ArenaDealsOpt = Annotated[int, typer.Option("--deals", min=1, max=10_000_000, help="Duplicate deals per pair.")]
 _ArenaPairsOpt = Annotated[

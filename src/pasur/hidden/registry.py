@@ -15,6 +15,13 @@ probability), ``:topN`` (choose among its N most probable actions only), ``:popp
 not with ``:infer`` or ``:belief``). ``SPEC@FILE`` gives ``policy`` or such a search another
 policy network's weights file (a self-play generation: ``policy@runs/selfplay/policy-weights.pt``).
 
+A user's own agent is ``module:Class`` (``--agents mypkg.agents:MyAgent,greedy``): when the part
+before the first colon is no kind above, it is imported as a module (from ``sys.path``: the working
+directory under ``python -m``, or an installed package) and its class ``Class`` is made with
+``seed=`` if its constructor takes it, else with no arguments. The class implements the interface of
+:class:`pasur.hidden.agents.HiddenAgent` (``choose(info) -> Action``, and ``choose_batch`` if it
+has one; subclassing it is simplest). The built-in kinds win: ``pimc:8`` is always the search.
+
 >>> make_agent("pimc:30").name, make_agent("heuristic").name
 ('pimc:30', 'heuristic')
 >>> make_agent("pimc:x")
@@ -261,12 +268,47 @@ def make_agent(spec: str, *, seed: int = 0, device: str = "cpu") -> HiddenAgent:
     shipped one, so that two generations of the network can meet in the arena."""
     base, at, weights = spec.partition("@")
     row = _BY_NAME.get(_kind(base))
+    if row is None and ":" in base and not at:
+        return _user_agent(base.strip(), seed)
     if row is None:
         raise PasurInputError(f"unknown agent {spec!r} (choose from {AGENT_HELP})")
     agent = row.build(base, base.strip().split(":")[1:], seed, device)
     if not at:
         return agent
     return _with_weights(agent, spec, weights.strip(), device)
+
+
+def _user_agent(spec: str, seed: int) -> HiddenAgent:
+    """A user's own agent, ``module:Class`` (no built-in kind is named so): the class of an
+    importable module, made with ``seed=`` when its constructor takes it, else with no arguments;
+    it must have the interface of :class:`pasur.hidden.agents.HiddenAgent` (``choose``)."""
+    import importlib
+    import inspect
+
+    module_name, _, class_name = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name is not None and module_name.startswith(e.name):  # the module itself, not one it imports
+            raise PasurInputError(f"unknown agent {spec!r} (choose from {AGENT_HELP}, or module:Class)") from None
+        raise PasurInputError(f"agent {spec!r}: importing {module_name} failed ({e})") from None
+    cls = getattr(module, class_name, None)
+    if not inspect.isclass(cls):
+        raise PasurInputError(f"agent {spec!r}: module {module_name} has no class {class_name!r}")
+    try:
+        takes_seed = "seed" in inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        takes_seed = False
+    try:
+        agent = cls(seed=seed) if takes_seed else cls()
+    except TypeError as e:
+        raise PasurInputError(f"agent {spec!r}: cannot be made with no arguments or seed= ({e})") from None
+    if not callable(getattr(agent, "choose", None)):
+        raise PasurInputError(f"agent {spec!r}: {class_name} has no choose(info) (the HiddenAgent interface)")
+    if not callable(getattr(agent, "choose_batch", None)):
+        agent.choose_batch = lambda infos: [agent.choose(i) for i in infos]
+    agent.name = spec
+    return agent
 
 
 def _with_weights(agent: HiddenAgent, spec: str, weights: str, device: str) -> HiddenAgent:
