@@ -104,6 +104,9 @@ def log_sqlite_memory(out: Path, every_s: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from pasur.common.malloc import fix_mmap_threshold
+
+    fix_mmap_threshold()  # first, as pasur serve and the load-test server do
     args = list(sys.argv[1:] if argv is None else argv)
     if "--warm-cache" in args:
         args.remove("--warm-cache")

@@ -188,7 +188,7 @@ def test_a_socket_that_never_says_hello_is_closed(make_client):
 #: prints its resident KiB, gives the free pages back, and prints it again
 FRAGMENT_THEN_TRIM = """
 import threading
-from pasur.common.memory import return_free_heap
+from pasur.common.malloc import return_free_heap
 
 kept = []
 
@@ -249,7 +249,7 @@ def test_the_server_gives_freed_memory_back_on_its_own(make_client, monkeypatch)
 #: blocks of 256 KiB each pinned in place by a small block after it; prints the KiB given back
 FREE_PINNED_BLOCKS = """
 import ctypes, sys
-from pasur.common.memory import fix_mmap_threshold
+from pasur.common.malloc import fix_mmap_threshold
 
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype = ctypes.c_void_p

@@ -92,6 +92,9 @@ def serve(
     kept in SQLite and resume after a restart."""
     import sqlite3
 
+    from pasur.common.malloc import fix_mmap_threshold
+
+    fix_mmap_threshold()  # a server runs for weeks: set before anything large is loaded and freed
     import uvicorn
 
     from pasur.web.app import create_app

@@ -25,7 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pasur import __version__
-from pasur.common.memory import fix_mmap_threshold
+from pasur.common.malloc import fix_mmap_threshold
 from pasur.game.match import PRESETS, MatchRules
 from pasur.web.guard import LOOPBACK_HOSTS, MAX_BODY, Guard
 from pasur.web.level_card import level_margins

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from pasur.common.memory import return_free_heap
+from pasur.common.malloc import return_free_heap
 from pasur.web.guard import MAX_BODY
 from pasur.web.models import LeaveIn, MoveIn
 from pasur.web.service import GameError

@@ -201,6 +201,9 @@ def check_database(db: Path, runs: list[GameRun]) -> list[str]:
 
 
 def _serve(argv: list[str] | None = None) -> None:
+    from pasur.common.malloc import fix_mmap_threshold
+
+    fix_mmap_threshold()  # as pasur serve: before anything large is loaded and freed
     import torch
     import uvicorn
 
