@@ -103,6 +103,18 @@ def log_sqlite_memory(out: Path, every_s: float) -> None:
         time.sleep(every_s)
 
 
+def _start_logger(args: list[str], flag: str, filename: str, target) -> None:
+    """If ``flag S`` is in ``args``, take it out and run ``target(file beside the database, S)``
+    in a daemon thread."""
+    if flag not in args:
+        return
+    i = args.index(flag)
+    every_s = float(args[i + 1])
+    del args[i : i + 2]
+    out = Path(args[args.index("--db") + 1]).with_name(filename)
+    threading.Thread(target=target, args=(out, every_s), daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> None:
     from pasur.common.malloc import fix_mmap_threshold
 
@@ -111,18 +123,8 @@ def main(argv: list[str] | None = None) -> None:
     if "--warm-cache" in args:
         args.remove("--warm-cache")
         print(json.dumps({"warm_cache": warm_capture_cache()}), file=sys.stderr, flush=True)
-    if "--trace-every" in args:
-        i = args.index("--trace-every")
-        every_s = float(args[i + 1])
-        del args[i : i + 2]
-        out = Path(args[args.index("--db") + 1]).with_name("trace.txt")
-        threading.Thread(target=trace_growth, args=(out, every_s), daemon=True).start()
-    if "--sqlite-every" in args:
-        i = args.index("--sqlite-every")
-        every_s = float(args[i + 1])
-        del args[i : i + 2]
-        out = Path(args[args.index("--db") + 1]).with_name("sqlite-memory.csv")
-        threading.Thread(target=log_sqlite_memory, args=(out, every_s), daemon=True).start()
+    _start_logger(args, "--trace-every", "trace.txt", trace_growth)
+    _start_logger(args, "--sqlite-every", "sqlite-memory.csv", log_sqlite_memory)
     from pasur.web.loadtest import _serve
 
     _serve(args)
