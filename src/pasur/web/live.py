@@ -5,10 +5,10 @@ A socket of ``/api/tables/{id}/live`` opens with ``{"type": "hello", "token": ..
 cannot set headers on a WebSocket, and a token in the URL would land in logs); the server answers
 with the player's whole view, so a page that reconnects (after a dropped connection or a reload)
 is up to date at once. Then the client sends ``move`` (``card``, ``captured``, ``moves_played``),
-``next``, ``leave`` (``level``) or ``sync`` (resend my view); every change reaches both players as
-``{"type": "update", "view", "steps"}``, and a refused message is answered to its sender only, as
-``{"type": "error", "status", "error"}``. ``ping`` is answered ``pong`` (the page sends one a
-minute, so that its socket is not idle).
+``next``, ``leave`` (``level``), ``resign``, ``rematch`` or ``sync`` (resend my view); every
+change reaches both players as ``{"type": "update", "view", "steps"}``, and a refused message is
+answered to its sender only, as ``{"type": "error", "status", "error"}``. ``ping`` is answered
+``pong`` (the page sends one a minute, so that its socket is not idle).
 
 A player keeps at most :data:`SOCKETS_PER_SEAT` sockets open at a table (a new one closes their
 oldest), a socket that does not say hello in :data:`HELLO_TIMEOUT` seconds is closed, and so is
@@ -240,6 +240,10 @@ class Hub:
                 await self.change(table_id, self.tables.move, table_id, token, m.card, m.captured, m.moves_played)
             elif kind == "next" and not body:
                 await self.change(table_id, self.tables.next_hand, table_id, token)
+            elif kind == "resign" and not body:
+                await self.change(table_id, self.tables.resign, table_id, token)
+            elif kind == "rematch" and not body:
+                await self.change(table_id, self.tables.rematch, table_id, token)
             elif kind == "leave":
                 leave = LeaveIn.model_validate(body)
                 await self.change(table_id, self.tables.leave, table_id, token, leave.level)

@@ -70,7 +70,9 @@ CREATE TABLE IF NOT EXISTS tables (
     version INTEGER NOT NULL,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL,
-    rated INTEGER NOT NULL DEFAULT 0
+    rated INTEGER NOT NULL DEFAULT 0,
+    join_code TEXT,
+    rematch TEXT
 );
 CREATE TABLE IF NOT EXISTS players (
     id INTEGER PRIMARY KEY,
@@ -115,6 +117,25 @@ def _add_name_skeletons(db: sqlite3.Connection) -> None:
         db.execute("CREATE INDEX IF NOT EXISTS players_name_skeleton ON players (name_skeleton)")
         missing = db.execute("SELECT id, name FROM players WHERE name_skeleton IS NULL").fetchall()
         db.executemany("UPDATE players SET name_skeleton = ? WHERE id = ?", [(name_skeleton(n), i) for i, n in missing])
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _add_table_columns(db: sqlite3.Connection) -> None:
+    """Give ``tables`` its join code and rematch columns (issue 44; a file written before them
+    gets them here, its schema number unchanged) and the index that keeps the codes of tables
+    still waiting unique, in one transaction."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        columns = {r[1] for r in db.execute("PRAGMA table_info(tables)")}
+        for name in ("join_code", "rematch"):
+            if name not in columns:
+                db.execute(f"ALTER TABLE tables ADD COLUMN {name} TEXT")
+        db.execute(
+            "CREATE UNIQUE INDEX IF NOT EXISTS tables_join_code ON tables (join_code) WHERE join_code IS NOT NULL"
+        )
     except BaseException:
         db.execute("ROLLBACK")
         raise
@@ -188,6 +209,7 @@ class Store:
                 db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
             db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (APP_KEY, APP_NAME))
             _add_name_skeletons(db)
+            _add_table_columns(db)
 
     def _check_ours(self, db: sqlite3.Connection) -> None:
         """Refuse a database with tables that are not this app's, before anything is written."""
@@ -411,7 +433,9 @@ class TableRow:
     player (``kind`` ``open``/``person``/``ai``, ``token_sha256`` of a person, ``level`` of an AI);
     ``hands``: one dict per hand dealt (``deck``, ``alex``: the player who is Alex, ``moves``,
     ``result`` once over, in player order, ``replay`` once computed); ``deadline``: when the player
-    to move runs out of time (seconds of the service's clock), or ``None``."""
+    to move runs out of time (seconds of the service's clock), or ``None``; ``join_code``: the short
+    code a friend may type instead of the invite (stored only while the table waits: unique among
+    those); ``rematch``: ``{"asked": [players], "id": the new table's id or None}`` once asked."""
 
     id: str
     seats: list[dict]
@@ -427,11 +451,17 @@ class TableRow:
     created_at: float = 0.0
     updated_at: float = 0.0
     rated: bool = False
+    join_code: str | None = None
+    rematch: dict | None = None
+
+
+class CodeTaken(Exception):
+    """A new table's join code is already another waiting table's (draw another)."""
 
 
 _TABLE_COLUMNS = (
     "id, seats, invite_sha256, rules, clock_s, deadline, sample_seed, seed, status, hands, version, created_at, "
-    "updated_at, rated"
+    "updated_at, rated, join_code, rematch"
 )
 
 
@@ -453,6 +483,8 @@ def _table_row(r: tuple) -> TableRow:
             created_at=r[11],
             updated_at=r[12],
             rated=bool(r[13]),
+            join_code=r[14],
+            rematch=None if r[15] is None else json.loads(r[15]),
         )
     except (ValueError, TypeError) as e:
         raise DamagedRow(str(r[0]), "", f"unreadable JSON ({e})") from None
@@ -464,6 +496,7 @@ def _table_row(r: tuple) -> TableRow:
         and isinstance(row.hands, list)
         and row.hands
         and all(isinstance(h, dict) for h in row.hands)
+        and (row.rematch is None or isinstance(row.rematch, dict))
     )
     if not ok:
         raise DamagedRow(row.id, "", "seats, rules or hands of the wrong shape")
@@ -481,6 +514,8 @@ def _table_values(row: TableRow) -> tuple:
         row.seed,
         row.status,
         json.dumps(row.hands, separators=(",", ":")),
+        row.join_code if row.status == "waiting" else None,  # a code is spent with the wait
+        None if row.rematch is None else json.dumps(row.rematch),
     )
 
 
@@ -506,13 +541,32 @@ def mark_damaged(store: Store, table_id: str) -> None:
 
 
 def insert_table(store: Store, row: TableRow) -> None:
+    """Store a new table (:class:`CodeTaken` if its join code is a waiting table's already)."""
+    with store.transaction() as db:
+        insert_table_in(db, row)
+
+
+def insert_table_in(db: sqlite3.Connection, row: TableRow) -> None:
+    """Insert a new table inside the transaction of ``db`` (a rematch: with the old table's row)."""
     row.created_at = row.updated_at = time.time()
     row.version = 1
-    with store.transaction() as db:
+    values = _table_values(row)
+    try:
         db.execute(
-            f"INSERT INTO tables ({_TABLE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (row.id, *_table_values(row), row.version, row.created_at, row.updated_at, int(row.rated)),
+            f"INSERT INTO tables ({_TABLE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (row.id, *values[:9], row.version, row.created_at, row.updated_at, int(row.rated), *values[9:]),
         )
+    except sqlite3.IntegrityError as e:
+        if "join_code" in str(e):
+            raise CodeTaken(row.join_code) from None
+        raise
+
+
+def table_id_by_code(store: Store, code: str) -> str | None:
+    """The waiting table whose join code is ``code`` (normalized), if any."""
+    with store._connect() as db:
+        got = db.execute("SELECT id FROM tables WHERE join_code = ? AND status = 'waiting'", (code,)).fetchone()
+    return None if got is None else got[0]
 
 
 def update_table(store: Store, row: TableRow, also: Callable[[sqlite3.Connection], None] | None = None) -> None:
@@ -523,7 +577,8 @@ def update_table(store: Store, row: TableRow, also: Callable[[sqlite3.Connection
     with store.transaction() as db:
         cur = db.execute(
             "UPDATE tables SET seats = ?, invite_sha256 = ?, rules = ?, clock_s = ?, deadline = ?, sample_seed = ?, "
-            "seed = ?, status = ?, hands = ?, version = ?, updated_at = ? WHERE id = ? AND version = ?",
+            "seed = ?, status = ?, hands = ?, join_code = ?, rematch = ?, version = ?, updated_at = ? "
+            "WHERE id = ? AND version = ?",
             (*_table_values(row), row.version + 1, now, row.id, row.version),
         )
         if cur.rowcount != 1:

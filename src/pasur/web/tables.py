@@ -26,6 +26,13 @@ transaction as the players' new ratings.
 Hints (``GET .../hint``) are given only where no other person plays: at an unrated table whose
 other seat is an AI. Each player's view says so (``hints``), the server refuses them elsewhere
 (409). A table nobody joined closes after :data:`JOIN_TTL` seconds.
+
+Around play (issue 44, :mod:`pasur.web.table_flows`): a waiting table has a short join code, which
+joins as the invite does; a person already seated cannot take the other seat (409); a player may
+resign the match (the hand in play, or the next one between hands, is forfeited as on the clock,
+the match ends and, rated, is rated with that hand lost); once a match is over either may ask for
+a rematch, and when every person at it has asked, a new table with the same two players in swapped
+seats is stored with the old table's last change, and both pages are told its id.
 """
 
 from __future__ import annotations
@@ -65,15 +72,19 @@ from pasur.web.service import (
     token_hash,
 )
 from pasur.web.store import (
+    CodeTaken,
     DamagedRow,
     StaleWrite,
     TableRow,
     get_table,
     insert_table,
+    insert_table_in,
     mark_damaged,
+    table_id_by_code,
     table_ids_with_deadline,
 )
 from pasur.web.store import update_table as store_update
+from pasur.web.table_flows import BAD_CODE, NO_CODE, draw_code, normalize_code, rating_change, rematch_seats
 from pasur.web.views import action_json, hand_view, parse_action
 
 log = logging.getLogger("pasur.web")
@@ -87,6 +98,10 @@ RATED_CLOCK = 120
 ABANDON_HANDS = 2
 #: seconds a table waits for the invited person before it closes
 JOIN_TTL = 24 * 3600
+#: draws of a join code before giving up (a clash needs a waiting table with the same code)
+CODE_TRIES = 8
+#: the refusal of the other seat to a person who already sits at the table
+OWN_SEAT = "you already sit at this table: the invite is for your friend"
 
 
 @dataclass
@@ -125,7 +140,7 @@ def flip_result(result: dict | None, player: int) -> dict | None:
         return None
     out = {}
     for k, v in result.items():
-        if k in ("timeout", "abandoned"):
+        if k in ("timeout", "abandoned", "resigned"):
             out[k] = None if v is None else ("you" if v == player else "ai")
         elif isinstance(v, list) and len(v) == 2 and player == 1:
             out[k] = [v[1], v[0]]
@@ -312,15 +327,44 @@ class TableService:
         self._advance(row, game, steps)
         if row.status == "waiting":  # closed if nobody joins in time
             row.deadline = self.clock() + JOIN_TTL
-        insert_table(self.store, row)
+        self._insert_with_code(row)
         return self._update(row, game, steps), token, None if ai_level is not None else invite
 
-    def join(self, table_id: str, invite: str, player_token: str | None = None) -> tuple[TableUpdate, str, int]:
+    def _insert_with_code(self, row: TableRow) -> None:
+        """Store a new table; a waiting one with a join code no other waiting table has."""
+        for _ in range(CODE_TRIES):
+            row.join_code = draw_code() if row.status == "waiting" else None
+            try:
+                insert_table(self.store, row)
+                return
+            except CodeTaken:
+                continue
+        raise Conflict("no free join code: try again")
+
+    def by_code(self, code: str) -> dict:
+        """The waiting table of a join code: its id and the code to join with (422 for text that
+        cannot be a code, 404 for a code no waiting table has)."""
+        normal = normalize_code(code)
+        if normal is None:
+            raise BadInput(BAD_CODE)
+        table_id = table_id_by_code(self.store, normal)
+        if table_id is None:
+            raise NotFound(NO_CODE)
+        row = self._row(table_id)
+        return {"id": table_id, "invite": normal, "rated": row.rated}
+
+    def join(
+        self, table_id: str, invite: str, player_token: str | None = None, seat_token: str | None = None
+    ) -> tuple[TableUpdate, str, int]:
         """The invited person takes the open seat (at a rated table, as the player of
-        ``player_token``): returns the update, their token and player."""
+        ``player_token``), by the invite or the join code: returns the update, their token and
+        player. ``seat_token``: a table token the joiner holds; one that opens a seat of this table
+        is refused (409): nobody takes both seats."""
         with self._lock(table_id):
             row = self._row(table_id)
-            if row.invite_sha256 is None or not hmac.compare_digest(token_hash(invite), row.invite_sha256):
+            if seat_token is not None and _opens_a_seat(row, seat_token):
+                raise Conflict(OWN_SEAT)
+            if not _invite_ok(row, invite):
                 raise NotFound(NOT_FOUND)
             game = self._game(row)
             who = self._rated_player(row.rated, player_token)
@@ -412,6 +456,71 @@ class TableService:
                 row.status = "over"
 
         return self._change(table_id, token, act)[0]
+
+    def resign(self, table_id: str, token: str | None) -> TableUpdate:
+        """The player gives up the match: the hand in play (between hands, the next one, dealt for
+        it) is forfeited as on the clock (they score nothing, the other their points so far and at
+        least 1), and the match is over, won by the other; a rated match is rated with it, so
+        resigning never costs less than losing a hand."""
+
+        def act(row: TableRow, player: int, game: HiddenGame, steps: list) -> HiddenGame:
+            if row.status == "waiting":
+                raise Conflict("nobody has joined yet: there is no match to resign")
+            if row.status == "over":
+                raise Conflict("the match is over")
+            if row.status == "hand_over":
+                game = self._deal(row)
+            self._finish(row, game, timeout=player)
+            row.hands[-1]["result"].update(timeout=None, resigned=player)
+            row.status = "over"
+            return game
+
+        return self._change(table_id, token, act)[0]
+
+    def rematch(self, table_id: str, token: str | None) -> TableUpdate:
+        """The player asks for a rematch of a finished match; once every person at the table has
+        asked (an AI seat always agrees), the new table (the same players in swapped seats, the
+        same rules, clock and rating) is stored in the transaction that records the last ask.
+        Asking again changes nothing."""
+        with self._lock(table_id):
+            row = self._row(table_id)
+            player = self._player(row, token)
+            game = self._game(row)
+            if row.status != "over":
+                raise Conflict("a rematch is asked for when the match is over")
+            if any(s.get("kind") == "open" for s in row.seats):
+                raise Conflict("nobody joined this table: open a new one")
+            offer = row.rematch or {"asked": [], "id": None}
+            if offer.get("id") is None and player not in offer.get("asked", []):
+                asked = sorted({*offer.get("asked", []), player})
+                persons = [p for p in (0, 1) if row.seats[p].get("kind") == "person"]
+                new = self._rematch_row(row) if all(p in asked for p in persons) else None
+                row.rematch = {"asked": asked, "id": None if new is None else new.id}
+                try:
+                    store_update(self.store, row, None if new is None else (lambda db: insert_table_in(db, new)))
+                except StaleWrite:
+                    raise Conflict("the table changed meanwhile; reload it") from None
+            update = self._update(row, game, [])
+            update.actor = player
+            return update
+
+    def _rematch_row(self, row: TableRow) -> TableRow:
+        """The rematch's table, its first hand dealt and played up to a person's turn."""
+        new = TableRow(
+            id=secrets.token_urlsafe(18),
+            seats=rematch_seats(row),
+            invite_sha256=None,
+            rules=dict(row.rules),
+            clock_s=row.clock_s,
+            deadline=None,
+            sample_seed=secrets.randbelow(2**31),
+            seed=None if row.seed is None else row.seed + len(row.hands),
+            status="playing",
+            rated=row.rated,
+        )
+        game = self._deal(new)
+        self._advance(new, game, [])
+        return new
 
     def hint(self, table_id: str, token: str | None) -> dict:
         """Each legal move's value as the hint level estimates it from the player's information
@@ -617,8 +726,9 @@ class TableService:
             to_move = "you" if player_of(hand, game.mover) == player else "ai"
         left = None if row.deadline is None or to_move is None else max(0.0, round(row.deadline - self.clock(), 1))
         quit_by = (hand.get("result") or {}).get("abandoned")
-        if quit_by is not None:  # a forfeited match: the one who stayed wins it
-            winner = 1 - int(quit_by)
+        resigned = (hand.get("result") or {}).get("resigned")
+        if quit_by is not None or resigned is not None:  # a forfeited match: the one who stayed wins it
+            winner = 1 - int(quit_by if quit_by is not None else resigned)
         return {
             "id": row.id,
             "kind": "table",
@@ -635,10 +745,14 @@ class TableService:
                 "totals": {"you": a, "ai": b},
                 "target": rules.target,
                 "hands": [flip_result(h["result"], player) for h in row.hands if h.get("result") is not None],
-                "over": m.is_over or quit_by is not None,
+                "over": m.is_over or quit_by is not None or resigned is not None,
                 "winner": None if winner is None else ("you" if winner == player else "ai"),
                 "abandoned": None if quit_by is None else ("you" if quit_by == player else "ai"),
+                "resigned": None if resigned is None else ("you" if resigned == player else "ai"),
             },
+            "join_code": row.join_code if row.status == "waiting" else None,
+            "rematch": _rematch_view(row, player),
+            "rating_change": rating_change(self.store, row, player),
             "result": flip_result(hand.get("result"), player),
             "hand": self._hand_view(row, player, game),
         }
@@ -658,6 +772,36 @@ def abandoned_by(hands: list[dict], player: int) -> bool:
     """Whether ``player`` lost the last :data:`ABANDON_HANDS` hands by the clock (absent)."""
     last = hands[-ABANDON_HANDS:]
     return len(last) == ABANDON_HANDS and all((h.get("result") or {}).get("timeout") == player for h in last)
+
+
+def _opens_a_seat(row: TableRow, token: str) -> bool:
+    """Whether ``token`` opens a person's seat at the table."""
+    digest = token_hash(token)
+    return any(
+        s.get("kind") == "person"
+        and isinstance(s.get("token_sha256"), str)
+        and hmac.compare_digest(digest, s["token_sha256"])
+        for s in row.seats
+    )
+
+
+def _invite_ok(row: TableRow, invite: str) -> bool:
+    """Whether ``invite`` (the link's invite, or the join code in any case) opens the free seat."""
+    if row.invite_sha256 is None:
+        return False
+    if hmac.compare_digest(token_hash(invite), row.invite_sha256):
+        return True
+    code = normalize_code(invite)
+    return code is not None and row.join_code is not None and hmac.compare_digest(code, row.join_code)
+
+
+def _rematch_view(row: TableRow, player: int) -> dict | None:
+    """The rematch as ``player`` reads it: who asked (``you``, ``ai``: the other) and the new
+    table's id once it exists."""
+    if row.rematch is None:
+        return None
+    asked = row.rematch.get("asked") or []
+    return {"you": player in asked, "ai": (1 - player) in asked, "id": row.rematch.get("id")}
 
 
 def _named(player: Player | None) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Body, FastAPI, Query, WebSocket
+from fastapi import Body, FastAPI, Path, Query, WebSocket
 from starlette.concurrency import run_in_threadpool
 
 from pasur.game.match import MatchRules
@@ -38,9 +38,13 @@ def add_table_routes(api: FastAPI, hub: Hub, *, allow_seeds: bool = False) -> No
         )
         return {**_answer(update, seat), "token": token, "invite": invite}
 
+    @api.get("/api/tables/by-code/{code}")
+    async def by_code(code: Annotated[str, Path(max_length=32)]) -> dict:
+        return await run_in_threadpool(tables.by_code, code)
+
     @api.post("/api/tables/{table_id}/join")
-    async def join(table_id: str, body: JoinIn) -> dict:
-        update, token, player = await hub.change(table_id, tables.join, table_id, body.invite, body.player_token)
+    async def join(table_id: str, body: JoinIn, token: Token = None) -> dict:
+        update, token, player = await hub.change(table_id, tables.join, table_id, body.invite, body.player_token, token)
         return {**_answer(update, player), "token": token}
 
     @api.get("/api/tables/{table_id}")
@@ -68,6 +72,16 @@ def add_table_routes(api: FastAPI, hub: Hub, *, allow_seeds: bool = False) -> No
         player = await run_in_threadpool(tables.player, table_id, token)
         await hub.change(table_id, tables.leave, table_id, token, body.level if body else None)
         return {"left": True, "player": player}
+
+    @api.post("/api/tables/{table_id}/resign")
+    async def resign(table_id: str, token: Token = None) -> dict:
+        update = await hub.change(table_id, tables.resign, table_id, token)
+        return _answer(update, update.actor)
+
+    @api.post("/api/tables/{table_id}/rematch")
+    async def rematch(table_id: str, token: Token = None) -> dict:
+        update = await hub.change(table_id, tables.rematch, table_id, token)
+        return _answer(update, update.actor)
 
     @api.get("/api/tables/{table_id}/hint")
     async def hint(table_id: str, token: Token = None) -> dict:
