@@ -162,7 +162,7 @@ def test_resign_ends_the_match_and_is_rated_as_a_loss(make_client):
 
 def test_resign_between_hands_loses_the_next_hand(make_client):
     with running(make_client) as client:
-        a, b, ta, tb = _rated_pair(client, ("Roya", "Dara"))
+        a, b, ta, _tb = _rated_pair(client, ("Roya", "Dara"))
         views(a, b)
         end = play_moves([a, b], random.Random(5))
         assert end["status"] == "hand_over"
@@ -192,7 +192,7 @@ def test_resign_is_refused_where_there_is_no_match(make_client):
 
 def test_a_rematch_is_offered_to_both_and_swaps_the_seats(make_client):
     with running(make_client) as client:
-        a, b, ta, tb = _rated_pair(client, ("Mina", "Arash"), target=30)
+        a, b, _ta, _tb = _rated_pair(client, ("Mina", "Arash"), target=30)
         va, _vb = views(a, b)
         assert va["hand"]["seat"] == "Alex"
         assert a.http("POST", "/rematch").status_code == 409  # the match is not over
