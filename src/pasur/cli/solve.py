@@ -14,6 +14,7 @@ from pasur.cli import app
 from pasur.cli.common import (
     CFR,
     CFR_METHODS,
+    DECKS,
     VARIANT_DECK,
     VARIANT_DECKS,
     AsciiOpt,
@@ -31,6 +32,7 @@ from pasur.cli.common import (
     tree_options,
 )
 from pasur.common.errors import PasurInputError
+from pasur.common.outputs import make_parents
 from pasur.game.gamelog import GameLog
 
 METHODS = ("exact", "reference", *CFR_METHODS)
@@ -291,3 +293,52 @@ def tree_stats(
     if len(reports) == 2:
         a, b = reports
         typer.echo(f"\n{a['tree']} / {b['tree']}: {a['nodes'] / b['nodes']:.3f} of the nodes")
+
+
+@command(app, "deck-values")
+def deck_values(
+    deck: DeckChoice = DECKS,
+    out: Annotated[
+        Path, typer.Option("--out", help="Parquet file of the values; decks already in it are skipped (resume).")
+    ] = Path("deck-values.parquet"),
+    device: DeviceOpt = None,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=1024, help="Worker processes on --device.")] = 1,
+    cpu_workers: Annotated[
+        int, typer.Option("--cpu-workers", min=0, max=1024, help="More worker processes on the CPU (beside a GPU).")
+    ] = 0,
+    batch: Annotated[
+        int | None,
+        typer.Option(
+            "--batch", min=1, max=100_000, help="Decks per forest on --device (default: 1 on a CPU, 32 on CUDA)."
+        ),
+    ] = None,
+    budget: Annotated[
+        int, typer.Option("--budget", min=1, help="Edges a forest of several decks may hold before it is split.")
+    ] = 4_000_000,
+    memory_limit: MemOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Exact open-hand values of many decks (compact trees solved as forests), into one resumable Parquet."""
+    from pasur.study.deck_values import Pool, read_done, run_deck_values
+
+    _, dev, limit = tree_options("compact", device, memory_limit)
+    if out.is_dir():
+        raise PasurInputError(f"--out {out} is a folder; give a .parquet file")
+    make_parents(out.absolute(), "--out")
+    decks = deck.decks(random_if_none=False)
+    if not deck.any:
+        raise PasurInputError("give the decks: --deck-file F, --deck, or --seed S --decks N")
+    pools = [Pool(str(dev), workers, batch or (1 if dev.type == "cpu" else 32))]
+    if cpu_workers:
+        pools.append(Pool("cpu", cpu_workers, 1))
+    with progress_display(quiet, BarColumn(), MofNCompleteColumn()) as progress:
+        task = progress.add_task("decks", total=len(decks))
+        ids = {nd.id for nd in decks}
+        progress.update(task, completed=sum(r["deck_id"] in ids for r in read_done(out, decks)))
+        info = run_deck_values(
+            decks, out, pools, budget=budget, memory_limit=limit, on_done=lambda n: progress.advance(task, n)
+        )
+    typer.echo(
+        f"{info['solved']:,} decks solved, {info['skipped']:,} already in {out}; {info['seconds']:.1f} s on "
+        + " + ".join(f"{p.workers} x {p.device}" for p in pools)
+    )
