@@ -28,6 +28,7 @@ function playerLine(me) {
 
 const Tables = (() => {
   const KEY = "pasur-table";
+  const SOUND_KEY = "pasur-turn-sound"; // "1": a short tone when it becomes your turn in a background tab
   let table = null; // { id, token }
   let socket = null;
   let retries = 0;
@@ -35,6 +36,7 @@ const Tables = (() => {
   let clock = null; // { left, at, to }
   let shownOver = null; // the hand whose end is on screen
   let wasWaiting = false; // the last view had the other seat open
+  let baseTitle = ""; // the page's title, put back when the tab is seen again
 
   const active = () => table !== null;
   const path = () => `/api/tables/${table.id}`;
@@ -45,21 +47,39 @@ const Tables = (() => {
     localStorage.setItem(KEY, JSON.stringify(table));
   }
 
+  // the table this browser sits at, as kept in localStorage (shared by its tabs), or null
+  function saved() {
+    try {
+      const s = JSON.parse(localStorage.getItem(KEY) || "null");
+      return s && typeof s.id === "string" && typeof s.token === "string" ? s : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function closeSocket() {
+    if (socket) {
+      const s = socket;
+      socket = null; // closed on purpose: no reconnection
+      s.close();
+    }
+  }
+
   function forgetTable() {
     table = null;
     clock = null;
     shownOver = null;
     wasWaiting = false;
     localStorage.removeItem(KEY);
-    if (socket) {
-      const s = socket;
-      socket = null;
-      s.close();
-    }
+    closeSocket();
     $("invite-panel").hidden = true;
     $("live-banner").hidden = true;
     $("clock").hidden = true;
     $("leave-table").hidden = true;
+    $("resign").hidden = true;
+    $("turn-sound-box").hidden = true;
+    $("rematch").hidden = true;
+    $("rating-change").hidden = true;
   }
 
   function rules() {
@@ -87,11 +107,12 @@ const Tables = (() => {
     } else if (params.has("seed")) body.seed = Number(params.get("seed")); // a rated table's deals are never seeded
     busy = true;
     try {
-      const data = await api("POST", "/api/tables", body);
+      const data = await api("POST", "/api/tables", body, null);
       // the link says the table is rated, so the friend's page asks for a name before joining
       const link = `${location.origin}${location.pathname}#table=${encodeURIComponent(data.id)}&invite=${encodeURIComponent(data.invite)}${rated ? "&rated=1" : ""}`;
       remember(data.id, data.token, link); // the link is kept to be shown again after a reload
       $("invite-link").value = link;
+      showCode(data.join_code);
       $("invite-panel").hidden = false;
       connect();
     } catch (e) {
@@ -101,6 +122,15 @@ const Tables = (() => {
     }
   }
 
+  function showCode(code) {
+    const line = $("join-code");
+    line.hidden = !code;
+    line.setAttribute("data-code", code || "");
+    line.textContent = code ? t("invite.code", { code: signed(code) }) : "";
+  }
+
+  // join by an invite (or a join code): the token this browser holds for that table goes along, so
+  // that the server refuses (409) a person who would take the other seat of their own table
   async function join(id, invite, rated) {
     const body = { invite };
     if (rated) {
@@ -111,16 +141,53 @@ const Tables = (() => {
       }
     }
     history.replaceState(null, "", location.pathname + location.search); // the invite works once
+    const mine = table && table.id === id ? table : saved();
     say(t("table.joining"));
     try {
-      const data = await api("POST", `/api/tables/${encodeURIComponent(id)}/join`, body);
+      const data = await api("POST", `/api/tables/${encodeURIComponent(id)}/join`, body, mine && mine.id === id ? mine.token : null);
+      closeSocket();
       remember(data.id, data.token);
       connect();
       return true;
     } catch (e) {
+      if (e.status === 409 && mine && mine.id === id) {
+        say(t("table.own_invite"), true);
+        if (!active()) reopen(mine);
+        return true;
+      }
       alert(t("table.join_failed", { error: serverText(e.message) }));
       return false;
     }
+  }
+
+  async function joinByCode() {
+    const code = $("join-code-input").value.trim();
+    if (!code) return $("join-code-input").focus();
+    try {
+      const found = await api("GET", `/api/tables/by-code/${encodeURIComponent(code)}`, undefined, null);
+      if (table && table.id !== found.id && !(await leaveForNew())) return;
+      await join(found.id, found.invite, found.rated);
+    } catch (e) {
+      alert(t("table.join_failed", { error: serverText(e.message) }));
+    }
+  }
+
+  // an invite opened in a tab that already shows the page: only the part after # changed
+  async function onHash() {
+    if (location.hash === "#ladder") return Ladder.open();
+    const hash = new URLSearchParams(location.hash.slice(1));
+    if (!hash.has("table") || !hash.has("invite")) return;
+    const id = hash.get("table");
+    if (table && table.id !== id && !(await leaveForNew())) {
+      history.replaceState(null, "", location.pathname + location.search);
+      return;
+    }
+    await join(id, hash.get("invite"), hash.get("rated") === "1");
+  }
+
+  function banner(key) {
+    $("live-banner").hidden = false;
+    $("live-text").textContent = t(key);
   }
 
   function connect() {
@@ -138,14 +205,22 @@ const Tables = (() => {
     s.addEventListener("close", () => {
       clearInterval(pinger);
       if (socket !== s || !table) return; // closed on purpose
-      $("live-banner").hidden = false;
-      $("live-banner").textContent = t("live.reconnecting");
+      banner(navigator.onLine === false ? "live.offline" : "live.reconnecting");
       const wait = Math.min(5000, 300 * 2 ** retries);
       retries += 1;
       setTimeout(() => {
         if (socket === s && table) connect();
       }, wait);
     });
+  }
+
+  // the banner's button, and the browser back online: connect again at once
+  function retryNow() {
+    if (!table) return;
+    retries = 0;
+    closeSocket();
+    banner("live.reconnecting");
+    connect();
   }
 
   function send(message) {
@@ -172,17 +247,23 @@ const Tables = (() => {
     $("live-banner").hidden = true;
     retries = 0;
     const data = { ...msg.view, steps: msg.steps };
+    if (data.rematch && data.rematch.id) return startRematch(data.rematch.id);
     const waiting = data.status === "waiting";
     const joinedNow = wasWaiting && !waiting;
     wasWaiting = waiting;
     $("invite-panel").hidden = !waiting;
+    if (waiting) showCode(data.join_code);
+    const inMatch = data.status === "playing" || data.status === "hand_over";
     $("leave-table").hidden = waiting || data.status === "over" || Boolean(data.rated); // a rated match is played out
+    $("resign").hidden = !inMatch;
+    $("turn-sound-box").hidden = false;
     clock = data.clock.per_move_s ? { left: data.clock.left_s, at: Date.now(), to: data.clock.to_move } : null;
     tick();
     const overKey = `${data.hand_number}:${data.status}`;
     if (data.status !== "playing" && !waiting && shownOver === overKey && !data.steps.length) {
-      view = data; // the same end of hand again (a sync or a reconnect): nothing new to show
+      view = data; // the same end of hand again (a sync, a reconnect, a rematch asked): nothing new to show
       render();
+      drawEnd(data);
       return;
     }
     if (!waiting && $("table").hidden) show(["table"]);
@@ -198,18 +279,86 @@ const Tables = (() => {
       return;
     }
     await playSteps(data);
-    if (data.status === "playing") say(joinedNow ? `${t("table.joined")} ${turnText()}` : turnText());
-    else {
+    if (data.status === "playing") {
+      say(joinedNow ? `${t("table.joined")} ${turnText()}` : turnText());
+      if (view.hand.to_move === "you") notifyTurn();
+    } else {
       shownOver = overKey;
+      drawEnd(data);
       if (data.rated && data.status === "over") Players.refresh(); // the match is rated: the new rating
       if (data.result && data.result.timeout) say(t(data.result.timeout === "you" ? "table.timeout_you" : "table.timeout_them"));
       if (data.result && data.result.abandoned) say(t(data.result.abandoned === "you" ? "table.abandoned_you" : "table.abandoned_them"));
+      if (data.result && data.result.resigned) say(t(data.result.resigned === "you" ? "table.resigned_you" : "table.resigned_them", { who: other("subject") }));
     }
+  }
+
+  // the end of a match: the rating change, and the rematch (asked, offered, or to ask)
+  function drawEnd(data) {
+    const over = data.status === "over";
+    const change = over ? data.rating_change : null;
+    const box = $("rating-change");
+    box.hidden = !change;
+    if (change) {
+      const lines = [ratingLine(change.you, "table.rating_you", {})];
+      if (change.ai) lines.push(ratingLine(change.ai, "table.rating_them", { who: other("subject") }));
+      box.textContent = lines.join(" ");
+      box.setAttribute("data-after", String(change.you.after));
+    }
+    const offer = data.rematch || { you: false, ai: false, id: null };
+    const btn = $("rematch");
+    btn.hidden = !over || data.opponent.kind === "open" || offer.you;
+    btn.textContent = t(offer.ai ? "table.rematch_accept" : "table.rematch");
+    if (over && offer.you) say(t("table.rematch_waiting", { who: other("object") }));
+    else if (over && offer.ai) say(t("table.rematch_offered", { who: other("subject") }));
+  }
+
+  function ratingLine(c, key, vars) {
+    const before = Math.round(c.before);
+    const after = Math.round(c.after);
+    const d = after - before;
+    const delta = signed((d > 0 ? "+" : d < 0 ? "−" : "±") + num(Math.abs(d)));
+    return t(key, { ...vars, before, after, delta });
+  }
+
+  // both asked: the new table (the same tokens open it, seats swapped); this page moves there
+  function startRematch(id) {
+    closeSocket();
+    shownOver = null;
+    wasWaiting = false;
+    remember(id, table.token);
+    $("rematch").hidden = true;
+    $("rating-change").hidden = true;
+    show(["table"]);
+    say(t("table.rematch_start"));
+    connect();
   }
 
   function turnText() {
     if (view.hand.to_move === "you") return t("table.your_turn");
     return view.opponent.kind === "ai" ? t("table.ai_turn") : t("table.their_turn");
+  }
+
+  // your turn while the tab is in the background: the title says so (and a tone, if chosen)
+  function notifyTurn() {
+    if (!document.hidden) return;
+    document.title = t("turn.title");
+    if (localStorage.getItem(SOUND_KEY) === "1") tone();
+  }
+
+  function tone() {
+    try {
+      const ctx = new AudioContext();
+      const osc = ctx.createOscillator();
+      const gain = ctx.createGain();
+      osc.frequency.value = 660;
+      gain.gain.value = 0.08;
+      osc.connect(gain).connect(ctx.destination);
+      osc.onended = () => ctx.close();
+      osc.start();
+      osc.stop(ctx.currentTime + 0.25);
+    } catch (e) {
+      // no audio here: the title alone says it
+    }
   }
 
   function tick() {
@@ -238,11 +387,48 @@ const Tables = (() => {
     send({ type: "next" });
   }
 
-  function leave() {
-    send({ type: "leave" });
+  // leave this table for another game, asking first; the seat is given up only when the server
+  // took it (the AI plays it on), never on this page alone: a rated match refuses, and stays
+  async function leaveForNew() {
+    if (!table) return true;
+    if (view && view.kind === "table" && view.id === table.id && view.status === "over") {
+      forgetTable();
+      return true;
+    }
+    const waiting = view && view.kind === "table" && view.status === "waiting";
+    if (!confirm(t(waiting ? "table.new_confirm_waiting" : "table.new_confirm"))) return false;
+    try {
+      await api("POST", `${path()}/leave`, {}, table.token);
+    } catch (e) {
+      if (e.status !== 404) {
+        say(t("table.kept", { error: serverText(e.message) }), true);
+        return false;
+      }
+    }
     forgetTable();
+    return true;
+  }
+
+  // app.js's New game at a table
+  async function leave() {
+    const wasPlaying = view && view.kind === "table" && view.status !== "over";
+    if (!(await leaveForNew())) return;
     forget();
-    say(t("table.left"));
+    if (wasPlaying) say(t("table.left"));
+  }
+
+  // Leave the table to the AI (an unrated table in play): asked too, and through the server
+  async function leaveToAi() {
+    await leave();
+  }
+
+  function resign() {
+    if (!confirm(t("table.resign_confirm"))) return;
+    send({ type: "resign" });
+  }
+
+  function rematch() {
+    send({ type: "rematch" });
   }
 
   async function seatAi() {
@@ -268,27 +454,59 @@ const Tables = (() => {
     return t("table.hand_over", { n: view.hand_number });
   }
 
-  // at load: join by an invite link, or reconnect to the table this browser sits at
-  async function resume() {
-    const hash = new URLSearchParams(location.hash.slice(1));
-    if (hash.has("table") && hash.has("invite")) return join(hash.get("table"), hash.get("invite"), hash.get("rated") === "1");
-    const saved = localStorage.getItem(KEY);
-    if (!saved) return false;
-    try {
-      const s = JSON.parse(saved);
-      remember(s.id, s.token, s.link);
-      $("invite-link").value = s.link || "";
-    } catch (e) {
-      localStorage.removeItem(KEY);
-      return false;
-    }
+  // the table this browser sits at, again (a reload, or after one's own invite was refused)
+  function reopen(s) {
+    remember(s.id, s.token, s.link);
+    $("invite-link").value = s.link || "";
     show(["table"]);
     connect();
     return true;
   }
 
+  // at load: join by an invite link, or reconnect to the table this browser sits at
+  async function resume() {
+    const hash = new URLSearchParams(location.hash.slice(1));
+    if (hash.has("table") && hash.has("invite") && (await join(hash.get("table"), hash.get("invite"), hash.get("rated") === "1"))) return true;
+    const s = saved();
+    if (!s) {
+      localStorage.removeItem(KEY);
+      return false;
+    }
+    return reopen(s);
+  }
+
+  // the controls this file adds to the page (index.html is shared): each with its words from t
+  function addControls() {
+    const code = el("p", { id: "join-code", class: "code" });
+    code.hidden = true;
+    $("copy-note").after(code);
+    const byCode = el("div", { id: "code-join" });
+    const input = el("input", { id: "join-code-input", type: "text", maxLength: 12, autocomplete: "off", spellcheck: false });
+    input.setAttribute("autocapitalize", "characters");
+    const label = el("label", {}, el("span", { text: t("friend.code_label") }), " ", input);
+    byCode.append(label, " ", el("button", { id: "join-code-go", type: "button", class: "secondary", text: t("friend.code_join") }));
+    $("open-table").after(byCode);
+    const resignBtn = el("button", { id: "resign", type: "button", class: "secondary", text: t("table.resign") });
+    resignBtn.hidden = true;
+    $("leave-table").after(resignBtn);
+    const sound = el("input", { id: "turn-sound", type: "checkbox" });
+    sound.checked = localStorage.getItem(SOUND_KEY) === "1";
+    const soundBox = el("label", { id: "turn-sound-box", class: "small" }, sound, " ", el("span", { text: t("turn.sound") }));
+    soundBox.hidden = true;
+    resignBtn.after(soundBox);
+    const change = el("p", { id: "rating-change" });
+    change.hidden = true;
+    $("match-summary").after(change);
+    const again = el("button", { id: "rematch", type: "button", text: t("table.rematch") });
+    again.hidden = true;
+    $("again").before(again);
+    $("live-banner").replaceChildren(el("span", { id: "live-text" }), " ", el("button", { id: "live-retry", type: "button", class: "secondary", text: t("live.retry") }));
+  }
+
   function setup() {
     applyStrings(document);
+    baseTitle = document.title;
+    addControls();
     const sel = $("table-clock");
     sel.replaceChildren(el("option", { value: "", text: t("friend.clock.none") }));
     for (const n of [30, 60, 120]) sel.append(el("option", { value: String(n), text: t("friend.clock.seconds", { n }) }));
@@ -303,9 +521,21 @@ const Tables = (() => {
       }
     });
     $("seat-ai").addEventListener("click", seatAi);
-    $("leave-table").addEventListener("click", leave);
+    $("leave-table").addEventListener("click", leaveToAi);
+    $("resign").addEventListener("click", resign);
+    $("rematch").addEventListener("click", rematch);
+    $("join-code-go").addEventListener("click", joinByCode);
+    $("join-code-input").addEventListener("keydown", (e) => e.key === "Enter" && joinByCode());
+    $("live-retry").addEventListener("click", retryNow);
+    $("turn-sound").addEventListener("change", () => localStorage.setItem(SOUND_KEY, $("turn-sound").checked ? "1" : "0"));
     $("table-rated").addEventListener("change", () => {
       if ($("table-rated").checked) $("mode-match").checked = true; // a rated table plays a match
+    });
+    window.addEventListener("hashchange", onHash);
+    window.addEventListener("online", retryNow);
+    window.addEventListener("offline", () => table && banner("live.offline"));
+    document.addEventListener("visibilitychange", () => {
+      if (!document.hidden) document.title = baseTitle;
     });
     Players.setup();
     Ladder.setup();
