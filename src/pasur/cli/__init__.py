@@ -59,7 +59,7 @@ def _root(
 
 
 # the command modules register their commands on import, in the order --help lists them
-for _module in ("game", "solve", "play", "learn", "study", "hidden", "general", "web"):
+for _module in ("game", "solve", "play", "learn", "study", "hidden", "general", "lbr", "web"):
     importlib.import_module(f"pasur.cli.{_module}")
 # command groups: ``pasur poker ...``
 app.add_typer(importlib.import_module("pasur.cli.poker").poker_app, name="poker")

@@ -1,0 +1,144 @@
+"""The best-response bound (LBR, issue 42 item 1): it never wins more than the exact best
+response on the small variants, its posterior holds only hands that explain what the responder
+saw, and ``pasur lbr`` refuses bad input in one line before any work."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from pasur.cli import app
+from pasur.game.cards import Deck
+from pasur.game.variants import get_variant
+from pasur.hidden.exact_cfr import HiddenCFR, HiddenCFRConfig
+from pasur.hidden.exact_exploit import agent_table
+from pasur.hidden.game import HiddenGame
+from pasur.hidden.history_tree import build_tree
+from pasur.hidden.lbr import LBRResponder, every_deck, exact_seats
+from pasur.hidden.registry import make_agent
+
+
+@pytest.fixture(scope="module")
+def solvers() -> dict:
+    return {name: HiddenCFR(build_tree(name), HiddenCFRConfig("dcfr")) for name in ("micro", "duo")}
+
+
+@pytest.mark.parametrize(
+    ("name", "spec"),
+    [("micro", "greedy"), ("micro", "heuristic"), ("micro", "random"), ("micro", "pimc:8"), ("duo", "greedy"),
+     ("duo", "random")],  # fmt: skip
+)
+def test_the_bound_never_exceeds_the_exact_best_response_in_either_seat(solvers, name, spec):
+    """Over every deal (and every move of ``random``, a uniform policy), the responder as Alex
+    wins at most what Alex's exact best response wins against the agent, and as Bob at most
+    Bob's; so its gain is at most the exploitability."""
+    solver, agent = solvers[name], make_agent(spec)
+    table = agent_table(solver, agent, distribution=spec == "random")
+    br_alex, br_bob = (solver.best_response(table, p)[0] for p in (0, 1))
+    lbr_alex, lbr_bob = exact_seats(get_variant(name), agent, LBRResponder(agent))
+    assert lbr_alex <= br_alex + 1e-9
+    assert lbr_bob >= br_bob - 1e-9  # Alex minus Bob: Bob's best response makes it least
+    assert (lbr_alex - lbr_bob) / 2 <= (br_alex - br_bob) / 2 + 1e-9
+
+
+def test_every_deck_is_every_deal_once():
+    v = get_variant("micro")
+    keys = {(frozenset(d.pool), *(d.hand_mask(p, r) for r in range(v.deals) for p in (0, 1))) for d in every_deck(v)}
+    assert len(keys) == sum(1 for _ in every_deck(v)) == v.deals_count()
+
+
+def _check_game(deck: Deck, agent, responder: LBRResponder, seat: int) -> tuple[int, int]:
+    """Play one game, checking at each of the responder's decisions that every hand of its
+    posterior is made of cards it has not seen, of the agent's hand size, and would have led the
+    agent (asked on its own information states, as the referee gave them) to play as it did this
+    round; returns (decisions checked, of them with an exact posterior holding the true hand)."""
+    game, tracker, agent_infos = HiddenGame(deck), responder.tracker(), []
+    checked = exact_with_truth = 0
+    while not game.is_terminal:
+        mover = game.mover
+        if mover != seat:
+            info = game.observation(mover)
+            action = agent.choose(info)
+            agent_infos.append((info, action))
+            tracker.agent_moved(game.observation(seat), action)
+            game.apply(action)
+            continue
+        info = game.observation(seat)
+        game.apply(responder.choose(info, tracker))
+        post = responder.last_posterior
+        if len(info.legal_actions()) == 1:
+            continue
+        this_round = [(i, a) for i, a in agent_infos if i.round == info.round]
+        played = info.played_this_round(1 - seat)
+        for hand in post.hands.tolist():
+            assert hand & ~info.unseen == 0 and hand.bit_count() == info.opponent_hand_size
+            dealt = hand | played
+            for seen, action in this_round:
+                before = seen.played_this_round(1 - seat)
+                assert agent.choose(type(seen)(**{**_fields(seen), "hand": dealt & ~before})) == action
+        checked += 1
+        exact_with_truth += post.exact and game.state.hands[1 - seat] in post.hands.tolist()
+    return checked, exact_with_truth
+
+
+def _fields(info) -> dict:
+    return {name: getattr(info, name) for name in info.__dataclass_fields__}
+
+
+@pytest.mark.parametrize(("name", "spec", "hands"), [("tiny", "heuristic", 200), ("standard", "heuristic", 30)])
+def test_the_posterior_holds_only_hands_that_explain_what_the_responder_saw(name, spec, hands):
+    v, agent = get_variant(name), make_agent(spec)
+    responder = LBRResponder(agent, hands=hands)
+    checked = exact = 0
+    for seed, seat in ((1, 0), (2, 1)):
+        c, e = _check_game(Deck.from_seed(seed, v), agent, responder, seat)
+        checked, exact = checked + c, exact + e
+    assert checked > 0 and responder.stats["exact"] == exact  # the true hand is in every exact posterior
+    if name == "standard":
+        assert responder.stats["sampled"] > 0 and responder.stats["fallback"] == 0
+
+
+def _run(*args: str):
+    return CliRunner().invoke(app, ["lbr", *args])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent", "optimal"], "sees every card"),
+        (["--agent", "nobody"], "unknown agent"),
+        (["--agent", "policy", "--variant", "tiny"], "does not apply to the tiny variant"),
+        (["--agent", "heuristic", "--variant", "huge"], "unknown variant"),
+        (["--agent", "heuristic", "--every-deal"], "only to a small variant"),
+        (["--agent", "heuristic", "--variant", "micro", "--every-deal", "--deals", "3"], "give no --deals"),
+        (["--agent", "heuristic", "--deals", "0"], "--deals"),
+        (["--agent", "heuristic", "--hands", "0"], "--hands"),
+    ],
+)
+def test_pasur_lbr_refuses_bad_input_in_one_line(args, message):
+    r = _run(*args)
+    assert r.exit_code == 2
+    assert r.output.startswith("error: ") and message in r.output and r.output.count("\n") == 1
+
+
+def test_pasur_lbr_refuses_an_out_that_is_a_file(tmp_path):
+    f = tmp_path / "x"
+    f.write_text("")
+    r = _run("--agent", "heuristic", "--out", str(f))
+    assert r.exit_code == 2 and r.output.startswith("error: --out")
+
+
+def test_pasur_lbr_reports_the_gain_over_duplicate_deals(tmp_path):
+    r = _run("--agent", "greedy", "--variant", "tiny", "--deals", "3", "--seed", "5", "--json", "--out", str(tmp_path))
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    rows = list(csv.DictReader((tmp_path / "deals.csv").open()))
+    assert [int(x["seed"]) for x in rows] == [5, 6, 7]
+    margins = [float(x["lbr_margin"]) for x in rows]
+    assert all(float(x["lbr_margin"]) == (int(x["lbr_as_alex"]) - int(x["agent_as_alex"])) / 2 for x in rows)
+    assert report["gain"] == pytest.approx(sum(margins) / 3, abs=1e-4)
+    assert report["ci95"][0] <= report["gain"] <= report["ci95"][1] and report["games"] == 6
+    assert json.loads((tmp_path / "lbr.json").read_text())["gain"] == report["gain"]
