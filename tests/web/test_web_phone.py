@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -129,6 +130,14 @@ def _open(d, base: str, lang: str, size: tuple[int, int, bool], game: dict | Non
     assert d.execute_script("return document.documentElement.lang") == lang
 
 
+def _shot(d, name: str) -> None:
+    """``PASUR_SCREENSHOTS=DIR``: the screen as it is now, kept there as ``name``."""
+    keep = os.environ.get("PASUR_SCREENSHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        d.save_screenshot(str(Path(keep) / name))
+
+
 def _assert_fits(d, size: tuple[int, int, bool], where: str) -> None:
     """Nothing runs past the screen's sides, and the page is not zoomed out to fit."""
     width = size[0]
@@ -179,6 +188,7 @@ def test_a_game_fits_the_screen(server, browser, lang, size):
     _assert_fits(d, size, "card chosen")
     _assert_touchable(d, size, "card chosen")
     _assert_on_screen(d, size, "card chosen")
+    _shot(d, f"phone-game-{lang}-{size[0]}x{size[1]}.png")
     severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
     assert severe == [], severe
 
@@ -198,6 +208,7 @@ def test_the_replay_fits_the_screen(server, browser, finished_game, lang, size):
     WebDriverWait(d, 10).until(lambda d: d.find_element(By.ID, "replay-table").is_displayed())
     assert len(d.find_elements(By.CSS_SELECTOR, "#replay-table tr")) == 49
     _assert_fits(d, size, "replay")
+    _shot(d, f"phone-replay-{lang}-{size[0]}x{size[1]}.png")
     # the move, best move and cost columns: inside the screen, or reached by scrolling the table's own box
     box = d.execute_script(
         "const s = document.querySelector('#replay .scroll'); const r = s.getBoundingClientRect();"
@@ -206,3 +217,24 @@ def test_the_replay_fits_the_screen(server, browser, finished_game, lang, size):
     )
     assert box["left"] >= -0.5 and box["right"] <= size[0] + 0.5, box
     assert box["scroll"] <= box["client"] or box["overflow"] in ("auto", "scroll"), box
+
+
+def test_the_hand_stays_on_a_short_screen(server, browser):
+    """A phone whose screen is shorter than the table (360 x 460: a small phone, or its keyboard
+    open): the hand and *Play* stay at the bottom of the screen wherever the page is scrolled, until
+    the page's end brings them to their own place."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    d = browser
+    size = (360, 460, True)
+    _open(d, server, "fa", size)
+    d.find_element(By.ID, "start").click()
+    my_turn = "return !!view && !busy && view.status === 'playing' && view.hand.to_move === 'you'"
+    WebDriverWait(d, 60).until(lambda d: d.execute_script(my_turn))
+    tall = d.execute_script("return document.documentElement.scrollHeight")
+    assert tall > size[1] + 150, tall  # the table is taller than the screen: the case this test is for
+    for y in (0, 150, tall):
+        d.execute_script("window.scrollTo(0, arguments[0])", y)
+        _assert_on_screen(d, size, f"scrolled to {y}")
+        _assert_fits(d, size, f"scrolled to {y}")
