@@ -17,7 +17,7 @@ from pasur.solve.batch_values import nodes_per_root, solve_batch, solve_decks
 from pasur.solve.exact import solve_exact
 from pasur.solve.reference import solve_deck
 from pasur.solve.tree import build_forest, build_tree
-from pasur.study.deck_values import Pool, run_deck_values
+from pasur.study.deck_values import Pool, deck_hash, run_deck_values
 
 #: small standard decks (seeds with compact trees of 10^4 to 10^5 nodes)
 DECKS = seed_decks(4, seed=20)
@@ -86,6 +86,14 @@ def test_a_rerun_skips_the_decks_already_in_the_file(tmp_path):
     assert rows[0]["value"] == 99.0
 
 
+def test_a_time_limit_stops_before_the_next_forest_and_keeps_what_is_done(tmp_path):
+    out = tmp_path / "v.parquet"
+    run_deck_values(DECKS[:1], out, [Pool("cpu", 1, 1)], budget=None)
+    info = run_deck_values(DECKS, out, [Pool("cpu", 1, 1)], budget=None, time_limit=0.0)
+    assert (info["solved"], info["left"], info["stopped"]) == (0, 3, "time limit")
+    assert [r["deck_id"] for r in pq.read_table(out).to_pylist()] == [DECKS[0].id]
+
+
 def test_rows_carry_the_dealt_jacks_and_clubs(tmp_path):
     out = tmp_path / "v.parquet"
     run_deck_values(DECKS[:1], out, [Pool("cpu", 1, 1)], budget=None)
@@ -97,7 +105,8 @@ def test_rows_carry_the_dealt_jacks_and_clubs(tmp_path):
     assert row["alex_clubs"] == sum(c % 4 == 0 for c in alex)
     assert row["bob_clubs"] == sum(c % 4 == 0 for c in bob)
     assert row["alex_clubs"] + row["bob_clubs"] + row["pool_clubs"] <= 13
-    assert row["deck"] == str(deck) and row["index"] == 0
+    assert row["deck_hash"] == deck_hash(DECKS[0]) and row["index"] == 0
+    assert str(deck) not in str(row)  # the deck itself is not in the file
 
 
 def test_worker_processes_give_the_values_of_this_process(tmp_path, alone):
@@ -159,7 +168,7 @@ def test_cli_refuses_another_deck_under_a_stored_id(tmp_path):
     out = tmp_path / "v.parquet"
     assert _cli("--seed", "20", "--out", str(out), "--quiet").exit_code == 0
     rows = pq.read_table(out).to_pylist()
-    rows[0]["deck"] = "x"  # the stored deck under seed-20 is no longer seed 20's
+    rows[0]["deck_hash"] = deck_hash(seed_decks(1, seed=21)[0])  # another deck stored under seed-20
     pq.write_table(pa.Table.from_pylist(rows), out)
     r = _cli("--seed", "20", "--out", str(out), "--quiet")
     assert r.exit_code == 2 and "another deck under the id seed-20" in r.output

@@ -316,6 +316,10 @@ def deck_values(
         int, typer.Option("--budget", min=1, help="Edges a forest of several decks may hold before it is split.")
     ] = 4_000_000,
     memory_limit: MemOpt = None,
+    time_limit: Annotated[
+        float | None,
+        typer.Option("--time-limit", min=0.0, help="Seconds after which no new forest starts (rerun to go on)."),
+    ] = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Exact open-hand values of many decks (compact trees solved as forests), into one resumable Parquet."""
@@ -325,9 +329,9 @@ def deck_values(
     if out.is_dir():
         raise PasurInputError(f"--out {out} is a folder; give a .parquet file")
     make_parents(out.absolute(), "--out")
-    decks = deck.decks(random_if_none=False)
     if not deck.any:
         raise PasurInputError("give the decks: --deck-file F, --deck, or --seed S --decks N")
+    decks = deck.decks(random_if_none=False)
     pools = [Pool(str(dev), workers, batch or (1 if dev.type == "cpu" else 32))]
     if cpu_workers:
         pools.append(Pool("cpu", cpu_workers, 1))
@@ -336,9 +340,16 @@ def deck_values(
         ids = {nd.id for nd in decks}
         progress.update(task, completed=sum(r["deck_id"] in ids for r in read_done(out, decks)))
         info = run_deck_values(
-            decks, out, pools, budget=budget, memory_limit=limit, on_done=lambda n: progress.advance(task, n)
+            decks,
+            out,
+            pools,
+            budget=budget,
+            memory_limit=limit,
+            time_limit=time_limit,
+            on_done=lambda n: progress.advance(task, n),
         )
     typer.echo(
         f"{info['solved']:,} decks solved, {info['skipped']:,} already in {out}; {info['seconds']:.1f} s on "
         + " + ".join(f"{p.workers} x {p.device}" for p in pools)
+        + ("" if info["stopped"] == "no" else f"; stopped ({info['stopped']}), {info['left']:,} left: rerun to go on")
     )
