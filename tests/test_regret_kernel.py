@@ -120,6 +120,28 @@ def test_regret_matching_on_rows_by_actions():
         assert got[i].tolist() == pytest.approx(want, rel=1e-14, abs=0)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("seed", [0, 6])
+def test_dense_matching_is_regret_matching_bit_for_bit(seed, dtype):
+    """The dense small-game CFR's allocation-free form: the same bits as :func:`regret_matching`
+    (its sums over the actions are a product with ones), written into ``out``, the regrets left
+    alone, and again the same when called a second time on other regrets (no stale work buffer)."""
+    r, legal = regrets_and_legal(rows=400, actions=3, keys=1, seed=seed)
+    r = (r[:, :, 0] * torch.logspace(-20, 20, 400, dtype=torch.float64)[:, None]).to(dtype)
+    r[5] = torch.tensor([1e-300, 2.5, 3.0], dtype=torch.float64).to(dtype)
+    matching = kernel.DenseMatching(legal, dtype)
+    for regrets in (r, r.flip(0)):
+        before = regrets.clone()
+        out = torch.full_like(regrets, 7.0)
+        got = matching(regrets, out)
+        assert got.data_ptr() == out.data_ptr()
+        assert torch.equal(out, kernel.regret_matching(regrets, legal.to(dtype)))
+        assert torch.equal(regrets, before)
+    first = matching(r, torch.empty_like(r))
+    for row in (0, 1):  # all non-positive, all zero: uniform over the legal actions
+        assert first[row].tolist() == pytest.approx(ref_normalize([0.0] * 3, legal[row].tolist()), rel=1e-7, abs=0)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_normalize_is_a_share_or_uniform(seed):
     r, legal = regrets_and_legal(rows=10, actions=3, keys=4, seed=seed)

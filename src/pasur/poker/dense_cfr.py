@@ -129,23 +129,25 @@ class DenseCFR(UpdatePasses):
 
         depth = max(1, max(sum(1 for m, _ in p if t.actor[m] == q) for p in paths for q in (0, 1)))
         lt = lambda a: torch.as_tensor(a, device=dev)  # noqa: E731
-        self.gather_idx, self.add_idx, self.dec_nodes, self.dec_idx = [], [], [], []
+        self.gather_idx, self.keep_idx, self.add_idx, self.n_reach = [], [], [], []
         for p in (0, 1):
             opp = path_index(term, 1 - p, False, depth + 1)
             own = path_index(term, p, True, depth + 1)  # [1, e_m, ..., e_1]: cumprod = exclusive suffix
             dec = np.nonzero((t.kind == DECISION) & (t.actor == p))[0]
-            own_dec = path_index(dec, p, False, depth + 1)
-            # one gather per pass: the opponent's paths and ours to our decision nodes (one product),
-            # then our reversed paths to the terminals (suffix products)
-            self.gather_idx.append(lt(np.concatenate([opp.reshape(-1), own_dec.reshape(-1), own.reshape(-1)])))
-            add = np.concatenate([own[..., 1:], np.full((*own.shape[:-1], 1), self.ONE)], axis=-1)  # slot of each edge
-            # q and |q| land in one buffer: |q| at an offset of F + 2
-            self.add_idx.append(lt(np.concatenate([add.reshape(-1), add.reshape(-1) + F + 2])))
+            # our paths to our decision nodes' valid members (the reach of the average strategy)
+            own_dec = path_index(dec, p, False, depth + 1)[:, valid].reshape(-1, depth + 1)
+            # one gather per pass: our paths to our decision nodes and the opponent's to the
+            # terminals (one product), then our reversed paths to the terminals (suffix products)
+            self.gather_idx.append(lt(np.concatenate([own_dec.reshape(-1), opp.reshape(-1), own.reshape(-1)])))
+            add = np.concatenate([own[..., 1:], np.full((*own.shape[:-1], 1), self.ONE)], axis=-1).reshape(-1)
+            # only the suffix products of real edges are summed (the padding's go nowhere), in order
+            keep = np.nonzero(add < F)[0]
+            self.keep_idx.append(lt(keep))
             # (row, key) of each own decision node member, for the reach of the average strategy
-            rk = np.stack([slot(n, 0) // A for n in dec]) if len(dec) else np.zeros((0, BF, H), np.int64)
-            rk = np.where(valid[None], rk, self.F // A)  # invalid members go to a spare row
-            self.dec_nodes.append(len(dec))
-            self.dec_idx.append(lt(rk.reshape(-1)))
+            rk = np.stack([slot(n, 0)[valid] // A for n in dec]) if len(dec) else np.zeros((0, 1), np.int64)
+            self.n_reach.append(rk.size)
+            # q, |q| and the reach land in one buffer: |q| at an offset of F + 2, the reach at 2 (F + 2)
+            self.add_idx.append(lt(np.concatenate([add[keep], add[keep] + F + 2, rk.reshape(-1) + 2 * (F + 2)])))
         self.depth = depth + 1
 
     def _payoff_matrices(self, term: np.ndarray, valid: np.ndarray) -> list[torch.Tensor]:
@@ -192,44 +194,45 @@ class DenseCFR(UpdatePasses):
         self.strategy_sum = torch.zeros(G, A, dtype=dt, device=dev)
         self._scratch = torch.empty_like(self.regret)
         self.sigma = torch.empty(F + 2, dtype=dt, device=dev)
-        self.sigma[:F] = kernel.regret_matching(self.regret, self.legal).reshape(-1)  # uniform
+        self._matching = kernel.DenseMatching(self.legal, dt)
+        self._matching(self.regret, self.sigma[:F].view(G, A))  # uniform
         self.sigma[F], self.sigma[F + 1] = 1.0, 0.0
         # one buffer for the pass: q [F + 2], |q| [F + 2], reach per (row, key) [G + 1]
         self._buf = torch.zeros(2 * (F + 2) + G + 1, dtype=dt, device=dev)
         self._ones = torch.ones(A, 1, dtype=dt, device=dev)
+        self._pass_buffers()
+
+    def _pass_buffers(self) -> None:
+        """Every intermediate of a pass, made once: a Leduc pass is a few dozen operations on a
+        few thousand numbers each, so allocating them anew cost as much as computing them."""
+        dev, dt, G, A = self.engine.device, self.engine.dtype, self.F // N_ACTIONS, N_ACTIONS
+        n_term = self.Z * self.BF * self.H
+        empty = lambda *shape, dtype=dt: torch.empty(*shape, dtype=dtype, device=dev)  # noqa: E731
+        self._gathered = [empty(len(i)) for i in self.gather_idx]
+        self._u = empty(self.Z * self.BF, self.H, 1)
+        self._suffix = empty(self.Z, self.BF, self.H, self.depth)  # our suffix products times u
+        # per player: the kept suffix products, their |.|, the reach products, the path products
+        self._summed = [empty(2 * len(k) + n + n_term) for k, n in zip(self.keep_idx, self.n_reach, strict=True)]
+        self._weighted = empty(2, G, A)  # sigma * q and sigma * |q|
+        self._values = empty(2, G, 1)  # the node's value and its magnitude
+        self._inst, self._abs_inst = empty(G, A), empty(G, A)
+        self._noise = empty(G, A)
+        self._snap = empty(G, A, dtype=torch.bool)
 
     # ------------------------------------------------------------------ iteration
 
     def _pass(self, players: tuple[int, ...]) -> None:
-        """One traversal for ``players`` and their regret and average updates (few, large ops).
+        """One traversal for ``players`` and their regret and average updates (few, large ops,
+        each into a buffer of :meth:`_pass_buffers`).
 
         Only the updated players' own edges receive action values, so the other rows get a zero
         instantaneous regret without a player mask; illegal actions are masked out."""
         c = self.config
         t = self.iteration
-        Z, BF, H, D = self.Z, self.BF, self.H, self.depth
-        n_term = Z * BF * H * D
         G = self.F // N_ACTIONS
-        buf = self._buf.zero_()
-        F2 = self.F + 2
-        q, qa, reach_rk = buf[:F2], buf[F2 : 2 * F2], buf[2 * F2 :]
-        for p in players:
-            g = self.sigma.take(self.gather_idx[p])
-            n_dec = self.dec_nodes[p] * BF * H * D
-            prods = g[: n_term + n_dec].view(-1, D).prod(-1)
-            u = torch.bmm(self.mats[p], prods[: Z * BF * H].view(Z * BF, H, 1)).view(Z, BF, H, 1)
-            contrib = g[n_term + n_dec :].view(Z, BF, H, D).cumprod(-1).mul_(u).view(-1)
-            buf.index_add_(0, self.add_idx[p], torch.cat([contrib, contrib.abs()]))
-            if n_dec:
-                reach_rk.index_add_(0, self.dec_idx[p], prods[Z * BF * H :])
+        reach_rk = self._traverse(players)
         sig = self.sigma[: self.F].view(G, N_ACTIONS)
-        qv = q[: self.F].view(G, N_ACTIONS)
-        v = (sig * qv) @ self._ones
-        inst = qv - v
-        # rounding noise: relative to the summed magnitudes, not to the (possibly cancelling) sums
-        qav = qa[: self.F].view(G, N_ACTIONS)
-        noise = qav + (sig * qav) @ self._ones
-        inst.masked_fill_(inst.abs() <= noise.mul_(SNAP), 0.0)
+        inst = self._instantaneous(sig)
         reg = self.regret
         # the scheduled methods discount the updated rows' strategy sums first (once an iteration)
         f = kernel.average_discount(c.method, t, c.gamma, c.horizon)
@@ -248,7 +251,36 @@ class DenseCFR(UpdatePasses):
         kernel.discount_(
             reg, c.method, t, alpha=c.alpha, beta=c.beta, mask=mask, scratch=self._scratch, horizon=c.horizon
         )
-        sig.copy_(kernel.regret_matching(reg, self.legal))
+        self._matching(reg, sig)
+
+    def _traverse(self, players: tuple[int, ...]) -> torch.Tensor:
+        """The action values ``q`` and their magnitudes ``|q|`` of the players' edges, and their
+        reach per (row, key), summed into :attr:`_buf`; returns the reach part."""
+        Z, BF, H, D = self.Z, self.BF, self.H, self.depth
+        buf = self._buf.zero_()
+        for p in players:
+            g = torch.index_select(self.sigma, 0, self.gather_idx[p], out=self._gathered[p])
+            k, n_reach, summed = len(self.keep_idx[p]), self.n_reach[p], self._summed[p]
+            n_prods = n_reach + Z * BF * H
+            prods = torch.prod(g[: n_prods * D].view(n_prods, D), -1, out=summed[2 * k :])
+            u = torch.bmm(self.mats[p], prods[n_reach:].view(Z * BF, H, 1), out=self._u).view(Z, BF, H, 1)
+            torch.cumprod(g[n_prods * D :].view(Z, BF, H, D), -1, out=self._suffix).mul_(u)
+            torch.index_select(self._suffix.view(-1), 0, self.keep_idx[p], out=summed[:k])
+            torch.abs(summed[:k], out=summed[k : 2 * k])
+            buf.index_add_(0, self.add_idx[p], summed[: 2 * k + n_reach])
+        return buf[2 * (self.F + 2) :]
+
+    def _instantaneous(self, sig: torch.Tensor) -> torch.Tensor:
+        """The instantaneous regrets ``q - sigma . q``, set to 0 where within rounding noise of the
+        summed magnitudes (``|q| + sigma . |q|``, not of the possibly cancelling sums)."""
+        G, F2 = self.F // N_ACTIONS, self.F + 2
+        both = self._buf[: 2 * F2].view(2, F2)[:, : self.F].view(2, G, N_ACTIONS)  # q and |q|
+        torch.mul(sig, both, out=self._weighted)
+        torch.mm(self._weighted.view(2 * G, N_ACTIONS), self._ones, out=self._values.view(2 * G, 1))
+        inst = torch.sub(both[0], self._values[0], out=self._inst)
+        noise = torch.add(both[1], self._values[1], out=self._noise).mul_(SNAP)
+        torch.le(torch.abs(inst, out=self._abs_inst), noise, out=self._snap)
+        return inst.masked_fill_(self._snap, 0.0)
 
     def _predictive(self, inst: torch.Tensor, players: tuple[int, ...]) -> None:
         """The predictive variants' update of the updated players' rows: regrets from this pass's
