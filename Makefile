@@ -7,7 +7,7 @@ SEED ?= 2026
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml scripts/bootstrap.sh
+$(VENV)/.installed: pyproject.toml scripts/bootstrap.sh requirements/lock-cpu.txt
 	VENV=$(VENV) bash scripts/bootstrap.sh
 
 ## The main job on a built-in example: deal a seeded deck, solve it exactly, show the optimal game.
@@ -32,8 +32,15 @@ lint: setup
 ## mkdocstrings into the venv the first time.
 docs: setup
 	@$(BIN)/python -c "import mkdocs, mkdocstrings, mkdocstrings_handlers.python" 2>/dev/null \
-		|| $(BIN)/python -m pip install -q -e ".[docs]"
+		|| $(BIN)/python -m pip install -q -e ".[docs]" -c requirements/lock-cpu.txt
 	$(BIN)/python -m mkdocs build --strict -d site/
+
+## The lock of exact versions (requirements/lock-cpu.txt) remade from .venv: pip freeze, less torch
+## (pinned apart by scripts/bootstrap.sh) and pasur itself; keep its header.
+.PHONY: lock
+lock: setup
+	{ grep '^#' requirements/lock-cpu.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^torch=='; } \
+		> requirements/lock-cpu.txt.new && mv requirements/lock-cpu.txt.new requirements/lock-cpu.txt
 
 ## The pip route of docs/install.md: build the wheel, install it into a clean venv (CPU torch first),
 ## check that no nvidia package came, then `pasur solve` and `pasur serve` from outside the checkout.

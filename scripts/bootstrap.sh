@@ -74,7 +74,13 @@ if ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
   echo "bootstrap: installing $TORCH_SPEC"
   pip_install "$TORCH_SPEC"
 fi
-echo "bootstrap: installing pasur and its dev tools"
-pip_install -e ".[dev]"
+# The exact versions the committed results were made with (requirements/lock-cpu.txt), as
+# constraints: what the project asks for, at those versions; LOCK=0 takes the newest instead.
+constraints=()
+if [ "${LOCK:-1}" != 0 ] && [ -f requirements/lock-cpu.txt ]; then
+  constraints=(-c requirements/lock-cpu.txt)
+fi
+echo "bootstrap: installing pasur and its dev tools${constraints[*]:+ (versions of requirements/lock-cpu.txt)}"
+pip_install -e ".[dev]" "${constraints[@]}"
 "$VENV/bin/python" -c 'import torch, pasur; print(f"bootstrap: ready (torch {torch.__version__}, cuda available: {torch.cuda.is_available()})")'
 touch "$VENV/.installed"

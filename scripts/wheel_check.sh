@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The pip route of docs/install.md, checked end to end (issue 45): build the wheel, install it
 # into a clean venv with the CPU torch first, then check that no nvidia package came with it, that
-# the wheel ships the page and the networks' weights, and that `pasur solve` and `pasur serve` work
-# from outside the checkout. One line per check; the first failure prints `error: ...` and exits 1.
+# the wheel ships the page and the networks' weights, and that `pasur solve` works from outside the
+# checkout, `pasur serve` refuses in one line until the `web` extra is installed, then serves. One line per check; the first failure prints `error: ...` and exits 1.
 # Every step is bounded in time; the temporary folder (venv, wheel, database) goes at exit.
 #
 # PYTHON (default python3) makes the venv; TORCH_SPEC (default torch==2.13.0, as scripts/bootstrap.sh)
@@ -84,7 +84,7 @@ import re, sys, zipfile
 wheel = zipfile.ZipFile(sys.argv[1])
 metadata = wheel.read(next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))).decode()
 extras = set(re.findall(r"^Provides-Extra: (\S+)$", metadata, re.M))
-missing = sorted({"openspiel", "rl", "docs", "dev"} - extras)
+missing = sorted({"web", "openspiel", "rl", "docs", "dev"} - extras)
 if missing:
     sys.exit(f"missing extras: {', '.join(missing)}")
 print(f"wheel-check: the wheel's extras: {', '.join(sorted(extras))}")
@@ -126,7 +126,16 @@ sys.exit(1) if isinstance(value, bool) or not isinstance(value, numbers.Real) el
   || fail "pasur solve --seed 3 --json gave no numeric value"
 echo "wheel-check: pasur solve --seed 3 --json: value $value"
 
-# 5. the page and the API, served by the installed package with a temporary database
+# 5. the base install has no web server: `pasur serve` says so in one line, exit 2; then the web extra
+serve_code=0
+timeout 120 "$venv/bin/pasur" serve --port 8 >"$work/no-web.out" 2>"$work/no-web.err" || serve_code=$?
+[ "$serve_code" = 2 ] && grep -q "pip install 'pasur\[web\]'" "$work/no-web.err" \
+  || { cat "$work/no-web.err" >&2; fail "pasur serve without the web extra: exit $serve_code, not the one-line refusal"; }
+echo "wheel-check: without the web extra, pasur serve refuses in one line: $(head -c 100 "$work/no-web.err")"
+run_logged 600 "$work/install-web.log" "${pip[@]}" install "$wheel[web]" || fail "pip install of the wheel's [web] extra failed"
+echo "wheel-check: installed the web extra at ${SECONDS} s"
+
+# 6. the page and the API, served by the installed package with a temporary database
 port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$venv/bin/pasur" serve --host 127.0.0.1 --port "$port" --db "$work/games.sqlite3" --quiet \
   >"$work/serve.log" 2>&1 &

@@ -13,6 +13,7 @@ missing argument) as the same one line.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import inspect
 import math
 import os
@@ -48,6 +49,21 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` on one line of stderr; return the exit to raise."""
     note("error: " + " ".join(message.split()))
     return typer.Exit(code)
+
+
+#: the modules each extra of pyproject.toml's ``[project.optional-dependencies]`` brings, by the
+#: name they import as; a command that needs an extra checks them before any work
+EXTRA_MODULES = {"web": ("fastapi", "uvicorn", "websockets", "confusables")}
+
+
+def need_extra(extra: str, command: str) -> None:
+    """Refuse a command whose extra is not installed, in one line that names the pip command,
+    before any work (the base install leaves out the web server, issue 45)."""
+    missing = [name for name in EXTRA_MODULES[extra] if importlib.util.find_spec(name) is None]
+    if missing:
+        raise PasurInputError(
+            f"{command} needs the {extra!r} extra ({', '.join(missing)} not installed): pip install 'pasur[{extra}]'"
+        )
 
 
 class PasurGroup(TyperGroup):

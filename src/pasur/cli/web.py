@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from pasur.cli import app
-from pasur.cli.common import command, note
+from pasur.cli.common import command, need_extra, note
 from pasur.common.errors import PasurInputError
 from pasur.common.outputs import make_parents
 
@@ -94,6 +94,8 @@ def serve(
 
     from pasur.common.malloc import fix_mmap_threshold
 
+    need_extra("web", "pasur serve")
+
     fix_mmap_threshold()  # a server runs for weeks: set before anything large is loaded and freed
     import uvicorn
 
@@ -132,6 +134,7 @@ def web_load(
     import json
     import tempfile
 
+    need_extra("web", "pasur web-load")
     from pasur.web.loadtest import server
     from pasur.web.tableload import run_table_load
 
