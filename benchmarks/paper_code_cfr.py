@@ -1,0 +1,433 @@
+"""The paper's own CFR (sinabaghal/Pasur, ``SimulateGameRun9.py``) beside our DCFR, on one deck
+and one device in one process (issue 43, item 5).
+
+For each deck: the paper's code builds its tree (``simulategamerun``) and runs its CFR round by
+round, 5 -> 0, ``--iterations`` iterations a round through its own ``find_reach_probs`` and
+``find_utl`` (DCFR-like discounts, regrets floored at 1e-12: its ``LOG_TOL = 12``), as its
+``run_cfr`` does; the value passed to the round before is the mean of the iterates' root values
+(its rule). Its final average strategy (normalized per node as ``run_cfr`` does) is saved, carried
+onto our ``paper`` tree (:mod:`pasur.solve.paper_strategy`) and valued by our exact best responses
+(NashConv, exploitability = NashConv / 2, docs/conventions.md). Then our DCFR on the same deck,
+tree mode and device: seconds per iteration (the mean of ``--our-timed`` iterations a round, each
+round's solver alone, as the paper's loop is timed) and the whole solve to the paper strategy's
+exploitability (``solve_cfr`` with that target). Each timing is bracketed by
+``torch.cuda.synchronize()`` on a GPU. Memory: the peak allocated GPU memory
+(``torch.cuda.max_memory_allocated``) and the peak resident set (``VmHWM``, reset through
+``/proc/self/clear_refs`` before each phase; ``ru_maxrss`` where that is refused), per phase.
+
+The paper's ``run_cfr`` itself cannot be called: it is defined under ``if __name__ ==
+"__main__"`` and fails after its first round (``del gc_edg`` of a name it never binds; later
+``d_fls['c_edg_...']``, a key its tree builder no longer writes). So this script calls the
+functions it calls, in its order, with the same arguments; no file of the paper's is edited.
+Import side effects are kept harmless: its folders ``../DATA/*`` are not created and its 5 s
+sleep is skipped; ``tqdm``, ``dask`` and ``pandas``, if missing, are stubbed (only its Parquet
+writer uses the last two); with ``--device cpu`` its ``device`` is the CPU even where CUDA is
+present, and its one hard-coded ``'cuda:0'`` is redirected to the CPU.
+
+    python benchmarks/paper_code_cfr.py --paper-dir .paper --deck ref0,ref1,ref2 --device cuda \\
+        --iterations 1000 --out OUT_DIR
+
+Writes ``OUT_DIR/<deck>.json`` (every figure), ``OUT_DIR/paper-strategy-<deck>.pt`` (the paper's
+average strategy per layer ``{round}_{turn}_{player}``, float32), ``OUT_DIR/summary.md`` (the table)
+and ``OUT_DIR/machine.txt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import importlib
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+import types
+from datetime import UTC, datetime
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+try:
+    import pasur  # noqa: F401
+except ImportError:  # (a machine without the editable install: the source tree)
+    sys.path.insert(0, str(REPO / "src"))
+
+from pasur.game.cards import read_deck_file  # noqa: E402
+from pasur.game.state import GameState  # noqa: E402
+from pasur.solve.cfr import CFRParams, RoundCFR  # noqa: E402
+from pasur.solve.exact import nash_conv, solve_exact, strategy_value  # noqa: E402
+from pasur.solve.paper_strategy import PaperLayer, normalize_per_parent, strategy_from_paper  # noqa: E402
+from pasur.solve.reference import banked_diff  # noqa: E402
+from pasur.solve.rounds import solve_cfr  # noqa: E402
+from pasur.solve.tree import build_tree  # noqa: E402
+
+DECKS = REPO.parent / "shared" / "decks" / "reference-decks.json"
+if not DECKS.exists():
+    DECKS = REPO / "tests" / "data" / "reference-decks.json"
+PAPER_MODULE = "SimulateGameRun9"
+
+
+# -- the paper's code ----------------------------------------------------------------------------
+class _TorchOnCPU(types.ModuleType):
+    """``torch`` as the paper's module sees it on a CPU run: ``torch.empty(..., device='cuda:0')``
+    (its one hard-coded device) lands on the CPU; everything else is torch's."""
+
+    def __init__(self) -> None:
+        super().__init__("torch")
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    @staticmethod
+    def empty(*args, **kwargs):
+        kwargs["device"] = "cpu"
+        return torch.empty(*args, **kwargs)
+
+
+def _stub_missing(names: list[str]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            sys.modules[name] = types.ModuleType(name)
+    tqdm = sys.modules["tqdm"]
+    if not hasattr(tqdm, "trange"):
+        tqdm.trange = lambda n, **_: range(n)
+
+
+def load_paper(paper_dir: Path, device: torch.device):
+    """Import the paper's CFR module from ``paper_dir`` with its side effects kept harmless (see
+    the module docstring); its ``device`` is ``device``."""
+    if not (paper_dir / f"{PAPER_MODULE}.py").is_file():
+        raise SystemExit(f"error: {paper_dir} has no {PAPER_MODULE}.py (export sinabaghal/Pasur there)")
+    _stub_missing(["tqdm", "dask", "dask.dataframe", "pandas"])
+    with contextlib.suppress(ImportError):
+        import matplotlib
+
+        matplotlib.use("Agg")
+    sys.path.insert(0, str(paper_dir))
+    saved = (time.sleep, os.makedirs, torch.cuda.is_available, os.getcwd())
+    time.sleep, os.makedirs = (lambda *_: None), (lambda *_, **__: None)
+    if device.type == "cpu":
+        torch.cuda.is_available = lambda: False  # (Imports.py picks its device from this)
+    try:
+        os.chdir(paper_dir)  # (Imports.py loads helper_pts/*.pt relative to the working folder)
+        paper = importlib.import_module(PAPER_MODULE)
+    finally:
+        time.sleep, os.makedirs, torch.cuda.is_available = saved[:3]
+        os.chdir(saved[3])
+    if str(paper.device) != str(device) and not (device.type == "cuda" and paper.device.type == "cuda"):
+        raise SystemExit(f"error: the paper's code chose device {paper.device}, not {device}")
+    if device.type == "cpu":
+        paper.torch = _TorchOnCPU()
+    return paper
+
+
+def paper_cfr(paper, d_fls: dict, iterations: int, device: torch.device, tol: float) -> dict:
+    """The paper's CFR, round by round, as its ``run_cfr`` runs it: per round the seconds of its
+    ``iterations`` iterations, the normalized average strategy per layer, and its root value."""
+    futl = paper.find_futl(d_fls).to(torch.float32)
+    seconds, strategy = {}, {}
+    for h in reversed(range(6)):
+        keys = [k for k in paper.i_htps if int(k.split("_")[0]) == h]
+        n_roots = d_fls[f"t_fgm_{h - 1}"] if h > 0 else 1
+        value_sum = torch.zeros(n_roots, device=device)
+        t_val = futl[d_fls[f"t_lnk_{h}"].to(device)] + d_fls[f"t_rus_{h}"].to(dtype=torch.float32, device=device)
+        # (separate copies: on the CPU ``.to`` would alias the two, unlike on the GPU)
+        a_sgm = {k: d_fls[f"t_sgm_{k}"].to(device=device, dtype=torch.float32).clone() for k in keys}
+        g_sgm = {k: d_fls[f"t_sgm_{k}"].to(device=device, dtype=torch.float32).clone() for k in keys}
+        c_a = {k: d_fls[f"c_edg_a_{k}"].to(device) for k in keys}
+        c_b = {k: d_fls[f"c_edg_b_{k}"].to(device) for k in keys}
+        edg = {k: d_fls[f"t_edg_{k}"].to(device) for k in keys}
+        reg = {k: torch.zeros(edg[k].shape[0], dtype=torch.float32, device=device) for k in keys}
+        _sync(device)
+        t0 = time.perf_counter()
+        for i in range(iterations):
+            rp0 = paper.find_reach_probs(d_fls, edg, g_sgm, 0, h)
+            rp1 = paper.find_reach_probs(d_fls, edg, g_sgm, 1, h)
+            t_utl, a_sgm, g_sgm, reg = paper.find_utl(
+                h, t_val, i > 0, d_fls, c_a, c_b, edg, g_sgm, a_sgm, reg, rp0, rp1, "cfr", tol, i
+            )
+            value_sum += t_utl
+        _sync(device)
+        seconds[h] = time.perf_counter() - t0
+        for k in keys:
+            strategy[k] = normalize_per_parent(a_sgm[k], edg[k], d_fls[f"i_sid_{k}"], tol).cpu()
+        futl = value_sum / iterations
+        del a_sgm, g_sgm, c_a, c_b, edg, reg, t_val, rp0, rp1
+    return {"seconds": seconds, "strategy": strategy, "root_value": float(futl[0])}
+
+
+def last_layer_fgm(d_fls: dict, t_fgms: dict, h: int) -> torch.Tensor:
+    """The FGT nodes (GT node, score id) of round ``h``'s last layer, from the layer before and
+    the edges. The copy ``simulategamerun`` keeps of them is relabelled in place for the next
+    round when the tree is on the CPU (``.to('cpu')`` of a CPU tensor is the tensor itself)."""
+    key = f"{h}_3_1"
+    c_scr = d_fls[f"c_edg_b_{key}"].long().repeat_interleave(d_fls[f"c_edg_a_{key}"].long())
+    gt = torch.arange(c_scr.shape[0]).repeat_interleave(c_scr)
+    score = t_fgms[f"{h}_3_0"][:, 1].cpu()[d_fls[f"t_edg_{key}"].long().cpu()]
+    return torch.stack([gt, score.long()], 1)
+
+
+def paper_layers(built: tuple, strategy: dict) -> dict[tuple[int, int], PaperLayer]:
+    """The paper's tree and strategy as :class:`PaperLayer` s keyed (round, turn after the move)."""
+    d_fls, t_cmps, t_fgms, t_scrs, t_m52s = built
+    layers = {}
+    for key, prob in strategy.items():
+        h, trn, ply = (int(x) for x in key.split("_"))
+        cards = t_m52s[h][:52].nonzero().flatten().tolist()
+        fgm = last_layer_fgm(d_fls, t_fgms, h) if (trn, ply) == (3, 1) else t_fgms[key]
+        layers[(h, 2 * trn + ply + 1)] = PaperLayer(cards, t_cmps[key], fgm, t_scrs[h], prob)
+    return layers
+
+
+def run_paper(paper, cards: tuple[int, ...], args, device: torch.device) -> tuple[dict, dict]:
+    """Build and solve with the paper's code; its figures and its layers."""
+    mem = Peak(device)
+    t0 = time.perf_counter()
+    built = paper.simulategamerun(torch.tensor(cards, dtype=torch.int64, device=device))
+    _sync(device)
+    build_s = time.perf_counter() - t0
+    d_fls = built[0]
+    nodes = sum(int(d_fls[f"t_edg_{k}"].shape[0]) for k in paper.i_htps)
+    solved = paper_cfr(paper, d_fls, args.iterations, device, 10.0**-args.log_tol)
+    per_round = {r: s / args.iterations for r, s in solved["seconds"].items()}
+    figures = {
+        "tree_nodes": nodes,
+        "build_s": build_s,
+        "iterations_per_round": args.iterations,
+        "cfr_s": sum(solved["seconds"].values()),
+        "round_s": solved["seconds"],
+        "s_per_iteration": sum(per_round.values()),
+        "own_root_value": solved["root_value"],
+        "memory": mem.read(),
+    }
+    return figures, {"built": built, "strategy": solved["strategy"]}
+
+
+# -- ours ----------------------------------------------------------------------------------------
+def value_paper_strategy(deck, layers, device: torch.device) -> tuple[dict, object]:
+    """Our paper tree of the deck, the paper's strategy carried onto it and valued exactly."""
+    start = GameState.initial(deck)
+    t0 = time.perf_counter()
+    tree = build_tree(start, "paper", device, infosets=True)
+    _sync(device)
+    build_s = time.perf_counter() - t0
+    mapped = strategy_from_paper(tree, layers)
+    nc = nash_conv(tree, mapped.strategy)
+    figures = {
+        "tree_nodes": tree.n_nodes,
+        "build_s": build_s,
+        "edges_mapped": mapped.matched,
+        "edges": mapped.edges,
+        "sum_error": mapped.sum_error,
+        "nash_conv": nc,
+        "exploitability": nc / 2,
+        "value": banked_diff(start) + strategy_value(tree, mapped.strategy),
+        "exact_value": solve_exact(tree, keep_values=False).game_value(),
+    }
+    for rt in tree.rounds:  # (the card codes served the mapping only)
+        for layer in rt.gt.values():
+            layer.cmp = None
+    return figures, tree
+
+
+def our_iteration_seconds(tree, timed: int, device: torch.device) -> dict[int, float]:
+    """Seconds per DCFR iteration of each round's solver alone (mean of ``timed`` after one)."""
+    out = {}
+    for rt in tree.rounds:
+        terminal = rt.terminal_value if rt.terminal_value is not None else torch.zeros(rt.n_nodes(rt.end_turn))
+        solver = RoundCFR(rt, terminal, CFRParams(method="dcfr"), device)
+        solver.iterate()
+        _sync(device)
+        t0 = time.perf_counter()
+        for _ in range(timed):
+            solver.iterate()
+        _sync(device)
+        out[rt.round] = (time.perf_counter() - t0) / timed
+        del solver
+    return out
+
+
+def run_ours(tree, target: float, args, device: torch.device) -> dict:
+    """Our DCFR on ``tree``: seconds per iteration, then the solve to ``target``."""
+    per_round = our_iteration_seconds(tree, args.our_timed, device)
+    gc.collect()
+    mem = Peak(device)
+    params = CFRParams(
+        method="dcfr",
+        iterations=None,
+        target_exploitability=target,
+        check_every=args.check_every,
+        max_iterations=args.max_iterations,
+    )
+    t0 = time.perf_counter()
+    res = solve_cfr(tree, params, device)
+    _sync(device)
+    return {
+        "round_s_per_iteration": per_round,
+        "s_per_iteration": sum(per_round.values()),
+        "target_exploitability": target,
+        "solve_s": time.perf_counter() - t0,
+        "iterations_per_round": res.iterations,
+        "exploitability": res.exploitability,
+        "value": res.game_value(),
+        "target_met": res.target_met,
+        "memory": mem.read(),
+    }
+
+
+# -- measures ------------------------------------------------------------------------------------
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _status_kib(field: str) -> int | None:
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return None
+
+
+class Peak:
+    """Peak memory of a phase: GPU allocated (reset here) and the resident set (VmHWM, reset
+    through ``/proc/self/clear_refs``; where refused, the process's ``ru_maxrss``)."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        gc.collect()
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats(device)
+        try:
+            Path("/proc/self/clear_refs").write_text("5")
+            self.rss_reset = True
+        except OSError:
+            self.rss_reset = False
+        self.rss_start_kib = _status_kib("VmRSS")
+
+    def read(self) -> dict:
+        out = {"rss_start_mib": (self.rss_start_kib or 0) / 1024}
+        if self.rss_reset and _status_kib("VmHWM") is not None:
+            out["rss_peak_mib"], out["rss_peak_from"] = _status_kib("VmHWM") / 1024, "VmHWM"
+        else:
+            out["rss_peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            out["rss_peak_from"] = "ru_maxrss (whole process)"
+        if self.device.type == "cuda":
+            _sync(self.device)
+            out["gpu_peak_mib"] = torch.cuda.max_memory_allocated(self.device) / 2**20
+        return out
+
+
+# -- the run -------------------------------------------------------------------------------------
+def one_deck(paper, nd, args, device: torch.device) -> dict:
+    """Both solvers on one deck; the paper's strategy saved; every figure returned."""
+    figures, kept = run_paper(paper, nd.deck.cards, args, device)
+    torch.save(kept["strategy"], args.out / f"paper-strategy-{nd.id}.pt")
+    layers = paper_layers(kept["built"], kept["strategy"])
+    del kept
+    gc.collect()
+    valued, tree = value_paper_strategy(nd.deck, layers, device)
+    keys = ("edges_mapped", "edges", "sum_error", "nash_conv", "exploitability", "value")
+    figures.update({k: valued[k] for k in keys})
+    del layers
+    ours = run_ours(tree, max(figures["exploitability"], args.min_target), args, device)
+    ours.update(tree_nodes=valued["tree_nodes"], build_s=valued["build_s"])
+    return {"deck": nd.id, "device": str(device), "exact_value": valued["exact_value"], "paper": figures, "ours": ours}
+
+
+def table_row(r: dict) -> str:
+    p, o = r["paper"], r["ours"]
+    mem = "gpu_peak_mib" if "gpu_peak_mib" in p["memory"] else "rss_peak_mib"
+    o_its = "/".join(str(o["iterations_per_round"][k]) for k in sorted(o["iterations_per_round"]))
+    return (
+        f"| {r['deck']} | {p['tree_nodes']:,} / {o['tree_nodes']:,} | {p['iterations_per_round']} / {o_its} "
+        f"| {p['s_per_iteration']:.4f} / {o['s_per_iteration']:.4f} | {p['exploitability']:.4f} / "
+        f"{o['exploitability']:.4f} | {p['build_s']:.1f} + {p['cfr_s']:.1f} / {o['build_s']:.1f} + {o['solve_s']:.1f} "
+        f"| {p['memory'][mem]:,.0f} / {o['memory'][mem]:,.0f} | {p['edges_mapped']:,} of {p['edges']:,} |"
+    )
+
+
+def write_summary(out: Path, rows: list[dict], device: torch.device) -> None:
+    mem = "peak GPU MiB allocated" if device.type == "cuda" else "peak resident MiB"
+    lines = [
+        f"Paper's code / our DCFR, {device}; exploitability = NashConv / 2 (points), ours solved to the paper's.",
+        "",
+        "| deck | FGT nodes | iterations per round | s per whole-game iteration | exploitability "
+        f"| build + solve s | {mem} | our edges given the paper's probability |",
+        "|---|---|---|---|---|---|---|---|",
+        *(table_row(r) for r in rows),
+    ]
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+
+
+def machine(device: torch.device) -> str:
+    info = Path("/proc/cpuinfo").read_text().splitlines()
+    cpu = next((ln.split(":", 1)[1].strip() for ln in info if ln.startswith("model name")), "?")
+    gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else "none"
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    return (
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}\ncommit {commit or 'unknown'}\n"
+        f"cpu {cpu}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}\ngpu {gpu}\n"
+        f"python {platform.python_version()} torch {torch.__version__}\n"
+    )
+
+
+def parse(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--paper-dir", type=Path, required=True, help="an export of sinabaghal/Pasur")
+    ap.add_argument("--deck", default="ref2", help="deck ids of --deck-file, comma-separated, run in that order")
+    ap.add_argument("--deck-file", type=Path, default=DECKS)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--iterations", type=int, default=1000, help="the paper's CFR iterations per round")
+    ap.add_argument("--log-tol", type=int, default=12, help="the paper's LOG_TOL (its regret floor 10^-LOG_TOL)")
+    ap.add_argument("--our-timed", type=int, default=20, help="our DCFR iterations timed per round")
+    ap.add_argument("--check-every", type=int, default=10)
+    ap.add_argument("--max-iterations", type=int, default=5000, help="cap per round on our solve to the target")
+    ap.add_argument("--min-target", type=float, default=1e-4, help="our target is at least this")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args(argv)
+    if args.iterations < 1 or args.our_timed < 1 or args.check_every < 1 or args.max_iterations < 1:
+        ap.error("--iterations, --our-timed, --check-every and --max-iterations must be at least 1")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        ap.error("--device cuda: no CUDA device here")
+    return args
+
+
+def main(argv=None) -> None:
+    args = parse(argv)
+    decks = {nd.id: nd for nd in read_deck_file(args.deck_file)}
+    wanted = [d.strip() for d in args.deck.split(",") if d.strip()]
+    unknown = [d for d in wanted if d not in decks]
+    if unknown or not wanted:
+        raise SystemExit(f"error: unknown deck id(s) {', '.join(unknown) or '(none given)'} in {args.deck_file}")
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    paper = load_paper(args.paper_dir.resolve(), device)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "machine.txt").write_text(machine(device) + f"command: {' '.join(sys.argv)}\n")
+    rows = []
+    for d in wanted:
+        t0 = time.perf_counter()
+        row = one_deck(paper, decks[d], args, device)
+        row["wall_s"] = time.perf_counter() - t0
+        (args.out / f"{d}.json").write_text(json.dumps(row, indent=1) + "\n")
+        rows.append(row)
+        write_summary(args.out, rows, device)
+        print(table_row(row), f"({row['wall_s']:.0f} s)", flush=True)
+        gc.collect()
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
