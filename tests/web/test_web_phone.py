@@ -189,6 +189,13 @@ def test_a_game_fits_the_screen(server, browser, lang, size):
     _assert_touchable(d, size, "card chosen")
     _assert_on_screen(d, size, "card chosen")
     _shot(d, f"phone-game-{lang}-{size[0]}x{size[1]}.png")
+    # the hint's list, below the hand: brought on screen, its move buttons big enough
+    d.find_element(By.ID, "hint").click()
+    WebDriverWait(d, 60).until(lambda d: d.find_element(By.ID, "hint-box").is_displayed())
+    _assert_fits(d, size, "hint")
+    _assert_touchable(d, size, "hint")
+    top = d.execute_script("return document.getElementById('hint-box').getBoundingClientRect().top")
+    assert 0 <= top < size[1] - 100, top
     severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
     assert severe == [], severe
 

@@ -435,6 +435,7 @@ async function showHint() {
     }
     box.replaceChildren(el("div", { class: "small", text: t("hint.explain") }), table);
     box.hidden = false;
+    box.scrollIntoView({ block: "nearest" }); // below the hand: on a phone, off the screen until scrolled to
   } catch (e) {
     say(serverText(e.message), true);
   } finally {
