@@ -241,13 +241,12 @@ class DenseMatching:
         self.ones = torch.ones(actions, 1, dtype=dtype, device=legal.device)
         self.total = torch.empty(rows, 1, dtype=dtype, device=legal.device)
         self.empty = torch.empty_like(self.total)
-        self.is_empty = torch.empty(rows, 1, dtype=torch.bool, device=legal.device)
 
     def __call__(self, regret: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
         """The next strategy from ``regret`` written into ``out`` (shaped like it, not overlapping)."""
         torch.clamp_min(regret, 0.0, out=out).mul_(self.legal)
         torch.mm(out, self.ones, out=self.total)
-        self.empty.copy_(torch.le(self.total, 0.0, out=self.is_empty))
+        torch.le(self.total, 0.0, out=self.empty)  # 1 where the row is empty, 0 elsewhere
         out.addcmul_(self.empty, self.uniform)
         return out.div_(self.total.add_(self.empty))
 

@@ -203,21 +203,47 @@ class DenseCFR(UpdatePasses):
         self._pass_buffers()
 
     def _pass_buffers(self) -> None:
-        """Every intermediate of a pass, made once: a Leduc pass is a few dozen operations on a
-        few thousand numbers each, so allocating them anew cost as much as computing them."""
-        dev, dt, G, A = self.engine.device, self.engine.dtype, self.F // N_ACTIONS, N_ACTIONS
-        n_term = self.Z * self.BF * self.H
+        """Every intermediate of a pass, and every view of one a pass reads, made once: a Leduc
+        pass is a few dozen operations on a few thousand numbers each, so allocating (or even
+        slicing) them anew cost as much as computing them."""
+        dev, dt, G, A, F2 = self.engine.device, self.engine.dtype, self.F // N_ACTIONS, N_ACTIONS, self.F + 2
         empty = lambda *shape, dtype=dt: torch.empty(*shape, dtype=dtype, device=dev)  # noqa: E731
-        self._gathered = [empty(len(i)) for i in self.gather_idx]
         self._u = empty(self.Z * self.BF, self.H, 1)
         self._suffix = empty(self.Z, self.BF, self.H, self.depth)  # our suffix products times u
-        # per player: the kept suffix products, their |.|, the reach products, the path products
-        self._summed = [empty(2 * len(k) + n + n_term) for k, n in zip(self.keep_idx, self.n_reach, strict=True)]
+        self._suffix_u = (self._suffix, self._u.view(self.Z, self.BF, self.H, 1), self._suffix.view(-1))
+        self._players = [self._player_views(p, empty) for p in (0, 1)]
+        self._sig = self.sigma[: self.F].view(G, A)
+        self._both = self._buf[: 2 * F2].view(2, F2)[:, : self.F].view(2, G, A)  # q and |q|
+        self._reach = self._buf[2 * F2 :][:G, None]
         self._weighted = empty(2, G, A)  # sigma * q and sigma * |q|
         self._values = empty(2, G, 1)  # the node's value and its magnitude
         self._inst, self._abs_inst = empty(G, A), empty(G, A)
         self._noise = empty(G, A)
         self._snap = empty(G, A, dtype=torch.bool)
+
+    def _player_views(self, p: int, empty) -> tuple:
+        """Player ``p``'s gather (its index and buffer), the views its products read and write,
+        and its sum (the kept suffix products, their magnitudes, the reach: one ``index_add``)."""
+        Z, BF, H, D = self.Z, self.BF, self.H, self.depth
+        k, n_reach = len(self.keep_idx[p]), self.n_reach[p]
+        n_prods = n_reach + Z * BF * H
+        g = empty(len(self.gather_idx[p]))
+        summed = empty(2 * k + n_prods)  # kept suffix products, |.|, reach products, path products
+        prods = summed[2 * k :]
+        return (
+            self.gather_idx[p],
+            g,
+            g[: n_prods * D].view(n_prods, D),
+            prods,
+            prods[n_reach:].view(Z * BF, H, 1),
+            self.mats[p],
+            g[n_prods * D :].view(Z, BF, H, D),
+            self.keep_idx[p],
+            summed[:k],
+            summed[k : 2 * k],
+            self.add_idx[p],
+            summed[: 2 * k + n_reach],
+        )
 
     # ------------------------------------------------------------------ iteration
 
@@ -229,9 +255,8 @@ class DenseCFR(UpdatePasses):
         instantaneous regret without a player mask; illegal actions are masked out."""
         c = self.config
         t = self.iteration
-        G = self.F // N_ACTIONS
-        reach_rk = self._traverse(players)
-        sig = self.sigma[: self.F].view(G, N_ACTIONS)
+        self._traverse(players)
+        sig = self._sig
         inst = self._instantaneous(sig)
         reg = self.regret
         # the scheduled methods discount the updated rows' strategy sums first (once an iteration)
@@ -240,11 +265,11 @@ class DenseCFR(UpdatePasses):
             rows = None if len(players) == 2 else self.mine[players[0]]
             self.strategy_sum.mul_(f if rows is None else kernel.row_factor(rows, f, sig))
         if kernel.is_predictive(c.method):
-            self.strategy_sum.addcmul_(sig, reach_rk[:G, None], value=kernel.average_weight(c.method, t, c.gamma))
+            self.strategy_sum.addcmul_(sig, self._reach, value=kernel.average_weight(c.method, t, c.gamma))
             self._predictive(inst.mul_(self.legal), players)
             return
         reg.addcmul_(inst, self.legal)
-        self.strategy_sum.addcmul_(sig, reach_rk[:G, None], value=kernel.average_weight(c.method, t, c.gamma))
+        self.strategy_sum.addcmul_(sig, self._reach, value=kernel.average_weight(c.method, t, c.gamma))
         # the discount of iteration t on the updated players' rows; every row when both are
         # updated, and for CFR+ (the other player's rows are already floored: flooring is idempotent)
         mask = None if len(players) == 2 or c.method == "cfr+" else self.mine[players[0]]
@@ -253,32 +278,29 @@ class DenseCFR(UpdatePasses):
         )
         self._matching(reg, sig)
 
-    def _traverse(self, players: tuple[int, ...]) -> torch.Tensor:
+    def _traverse(self, players: tuple[int, ...]) -> None:
         """The action values ``q`` and their magnitudes ``|q|`` of the players' edges, and their
-        reach per (row, key), summed into :attr:`_buf`; returns the reach part."""
-        Z, BF, H, D = self.Z, self.BF, self.H, self.depth
+        reach per (row, key), summed into :attr:`_buf`."""
         buf = self._buf.zero_()
+        suffix, u, suffix_flat = self._suffix_u
         for p in players:
-            g = torch.index_select(self.sigma, 0, self.gather_idx[p], out=self._gathered[p])
-            k, n_reach, summed = len(self.keep_idx[p]), self.n_reach[p], self._summed[p]
-            n_prods = n_reach + Z * BF * H
-            prods = torch.prod(g[: n_prods * D].view(n_prods, D), -1, out=summed[2 * k :])
-            u = torch.bmm(self.mats[p], prods[n_reach:].view(Z * BF, H, 1), out=self._u).view(Z, BF, H, 1)
-            torch.cumprod(g[n_prods * D :].view(Z, BF, H, D), -1, out=self._suffix).mul_(u)
-            torch.index_select(self._suffix.view(-1), 0, self.keep_idx[p], out=summed[:k])
-            torch.abs(summed[:k], out=summed[k : 2 * k])
-            buf.index_add_(0, self.add_idx[p], summed[: 2 * k + n_reach])
-        return buf[2 * (self.F + 2) :]
+            index, g, paths, prods, prods_term, mats, own_paths, keep, kept, kept_abs, add, summed = self._players[p]
+            torch.index_select(self.sigma, 0, index, out=g)
+            torch.prod(paths, -1, out=prods)
+            torch.bmm(mats, prods_term, out=self._u)
+            torch.cumprod(own_paths, -1, out=suffix).mul_(u)
+            torch.index_select(suffix_flat, 0, keep, out=kept)
+            torch.abs(kept, out=kept_abs)
+            buf.index_add_(0, add, summed)
 
     def _instantaneous(self, sig: torch.Tensor) -> torch.Tensor:
         """The instantaneous regrets ``q - sigma . q``, set to 0 where within rounding noise of the
         summed magnitudes (``|q| + sigma . |q|``, not of the possibly cancelling sums)."""
-        G, F2 = self.F // N_ACTIONS, self.F + 2
-        both = self._buf[: 2 * F2].view(2, F2)[:, : self.F].view(2, G, N_ACTIONS)  # q and |q|
+        both, values = self._both, self._values
         torch.mul(sig, both, out=self._weighted)
-        torch.mm(self._weighted.view(2 * G, N_ACTIONS), self._ones, out=self._values.view(2 * G, 1))
-        inst = torch.sub(both[0], self._values[0], out=self._inst)
-        noise = torch.add(both[1], self._values[1], out=self._noise).mul_(SNAP)
+        torch.mm(self._weighted.view(-1, N_ACTIONS), self._ones, out=values.view(-1, 1))
+        inst = torch.sub(both[0], values[0], out=self._inst)
+        noise = torch.add(both[1], values[1], out=self._noise).mul_(SNAP)
         torch.le(torch.abs(inst, out=self._abs_inst), noise, out=self._snap)
         return inst.masked_fill_(self._snap, 0.0)
 
