@@ -211,6 +211,7 @@ def test_the_replay_fits_the_screen(server, browser, finished_game, lang, size):
     WebDriverWait(d, 60).until(lambda d: d.find_element(By.ID, "show-replay").is_enabled())
     _assert_fits(d, size, "score")
     _assert_touchable(d, size, "score")
+    _shot(d, f"phone-score-{lang}-{size[0]}x{size[1]}.png")
     d.find_element(By.ID, "show-replay").click()
     WebDriverWait(d, 10).until(lambda d: d.find_element(By.ID, "replay-table").is_displayed())
     assert len(d.find_elements(By.CSS_SELECTOR, "#replay-table tr")) == 49
@@ -245,3 +246,19 @@ def test_the_hand_stays_on_a_short_screen(server, browser):
         d.execute_script("window.scrollTo(0, arguments[0])", y)
         _assert_on_screen(d, size, f"scrolled to {y}")
         _assert_fits(d, size, f"scrolled to {y}")
+
+
+@pytest.mark.parametrize(("lang", "size"), [c for c in CASES if c.values[1][2]])
+def test_an_invite_fits_the_screen(server, browser, lang, size):
+    """A table for a friend opened on a phone: the invite (its link, its buttons) fits the screen."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    d = browser
+    _open(d, server, lang, size)
+    d.find_element(By.ID, "open-table").click()
+    WebDriverWait(d, 60).until(lambda d: d.find_element(By.ID, "invite-link").get_attribute("value"))
+    assert d.find_element(By.ID, "invite-panel").is_displayed()
+    _assert_fits(d, size, "invite")
+    _assert_touchable(d, size, "invite")
+    _shot(d, f"phone-invite-{lang}-{size[0]}x{size[1]}.png")
