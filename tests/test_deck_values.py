@@ -94,6 +94,23 @@ def test_a_time_limit_stops_before_the_next_forest_and_keeps_what_is_done(tmp_pa
     assert [r["deck_id"] for r in pq.read_table(out).to_pylist()] == [DECKS[0].id]
 
 
+def test_from_end_takes_the_last_decks_first(tmp_path, monkeypatch):
+    import pasur.study.deck_values as dv
+
+    order: list[int] = []
+    real = dv.solve_group
+
+    def spy(decks, indices, *args):
+        order.extend(indices)
+        return real(decks, indices, *args)
+
+    monkeypatch.setattr(dv, "solve_group", spy)
+    out = tmp_path / "v.parquet"
+    run_deck_values(DECKS, out, [Pool("cpu", 1, 1)], budget=None, from_end=True)
+    assert order == [3, 2, 1, 0]
+    assert [r["deck_id"] for r in pq.read_table(out).to_pylist()] == [nd.id for nd in DECKS]  # sorted on writing
+
+
 def test_rows_carry_the_dealt_jacks_and_clubs(tmp_path):
     out = tmp_path / "v.parquet"
     run_deck_values(DECKS[:1], out, [Pool("cpu", 1, 1)], budget=None)

@@ -320,6 +320,9 @@ def deck_values(
         float | None,
         typer.Option("--time-limit", min=0.0, help="Seconds after which no new forest starts (rerun to go on)."),
     ] = None,
+    from_end: Annotated[
+        bool, typer.Option("--from-end", help="The last deck first (to meet another run that goes forward).")
+    ] = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Exact open-hand values of many decks (compact trees solved as forests), into one resumable Parquet."""
@@ -346,6 +349,7 @@ def deck_values(
             budget=budget,
             memory_limit=limit,
             time_limit=time_limit,
+            from_end=from_end,
             on_done=lambda n: progress.advance(task, n),
         )
     typer.echo(

@@ -135,16 +135,20 @@ def run_deck_values(
     budget: int | None,
     memory_limit: int | None = None,
     time_limit: float | None = None,
+    from_end: bool = False,
     save_every: float = 30.0,
     on_done: Callable[[int], None] | None = None,
 ) -> dict:
     """Solve the decks of ``decks`` not yet in ``out`` and write every row to ``out``; returns
     counts and the wall seconds of this run. After ``time_limit`` seconds no new group starts
     (those running finish); SIGTERM or an interrupt stops at once, keeping what is done.
+    ``from_end``: the last deck first (to meet another run that goes forward).
     ``on_done(n)``: after every group, n decks more."""
     done_rows = read_done(out, decks)
     done = {r["deck_id"] for r in done_rows}
     todo = [i for i, nd in enumerate(decks) if nd.id not in done]
+    if from_end:
+        todo.reverse()
     run = _Run(decks, list(done_rows), out, budget, memory_limit, save_every, on_done)
     if time_limit is not None:
         run.deadline = time.perf_counter() + time_limit
@@ -250,4 +254,7 @@ def _run_pools(run: _Run, todo: list[int], pools: Sequence[Pool]) -> None:
         clean = True
     finally:
         for ex in executors:
+            if not clean:  # stopped: the workers' forests are abandoned (their processes ended)
+                for proc in list(getattr(ex, "_processes", {}).values()):
+                    proc.terminate()
             ex.shutdown(wait=clean, cancel_futures=True)
