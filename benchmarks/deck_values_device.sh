@@ -10,11 +10,11 @@
 #
 # PYTHON=... picks the interpreter (default python3); BATCH (default 64) and BUDGET (edges a
 # forest may hold before it is split, default 64000000: about 20 GB of a GPU while it is built)
-# tune the device worker; FROM_END=1 takes the last deck first (to meet a run elsewhere that went
-# forward from the first: the 2-core machine's prefix). Wall time at most 40 s (device test) + LIMIT_S + 25 s (forests that
-# run at the limit finish, else SIGTERM, and SIGKILL 10 s later: the rows done are kept) + a few
-# seconds of summary: at most 240 s with the defaults. On the
-# developer machine, small: bash benchmarks/deck_values_device.sh /tmp/dv runs/decks_10000.pt cpu 20 1 40
+# tune the device worker; FROM_END=1 takes the last deck first (to meet a run elsewhere that
+# went forward from the first: the 2-core machine's prefix). Wall time: at most 40 s (device
+# test) + LIMIT_S + 25 s (forests running at the limit finish, else SIGTERM, SIGKILL 10 s later;
+# the rows done are kept) + a few seconds of summary: at most 240 s with the defaults. On the
+# developer machine, small: BATCH=4 PYTHON=.venv/bin/python bash benchmarks/deck_values_device.sh /tmp/dv runs/decks_10000.pt cpu 30 1 24
 set -u
 out=${1:?usage: bash benchmarks/deck_values_device.sh OUT_DIR DECK_FILE [DEVICE] [LIMIT_S] [CPU_WORKERS] [N_DECKS]}
 decks=${2:?give the deck file, the paper decks_10000.pt}
