@@ -81,6 +81,8 @@ from pasur.common.regret import (
 from pasur.common.regret import METHODS as SHARED
 from pasur.game.state import ALEX
 from pasur.solve.gametree import RoundTree
+from pasur.solve.iteration_graph import IterationGraph
+from pasur.solve.layer_groups import COEFFICIENTS, coefficients, group_layers, update_group
 from pasur.solve.ops import gather, scatter
 from pasur.solve.round_parts import RoundPart, edges_below
 
@@ -88,6 +90,9 @@ from pasur.solve.round_parts import RoundPart, edges_below
 #: variants included (``FULL_WIDTH``); the others are its subclasses'
 FULL_WIDTH = (*SHARED, *PREDICTIVE)
 METHODS = (*FULL_WIDTH, "es-mccfr")
+#: the methods whose iteration can be captured as a CUDA graph: PDCFR+'s prediction takes a
+#: Python number that changes every iteration (``alpha`` of ``torch.add``), the others' from a tensor
+GRAPH_METHODS = tuple(m for m in FULL_WIDTH if m != "pdcfr+")
 #: iterations per round beyond any real use (a full deck needs a few hundred): a larger
 #: number is a typo, refused before any work
 MAX_ITERATIONS = 10_000_000
@@ -245,16 +250,23 @@ class RoundCFR:
         params: CFRParams,
         device: torch.device,
         part: RoundPart | None = None,
+        *,
+        fused: bool = True,
+        graphs: bool = True,
     ) -> None:
         """``part``: solve only those roots of a tree-like round and what lies below them
         (:mod:`pasur.solve.round_parts`); ``terminal`` then holds the values of the part's end
-        nodes."""
+        nodes. ``fused``: update each player's layers together (:mod:`pasur.solve.layer_groups`;
+        False: layer by layer, the earlier code path, kept for comparisons); ``graphs``: on a CUDA
+        device, replay each iteration as a captured CUDA graph (:mod:`pasur.solve.iteration_graph`;
+        fused updates only; ignored elsewhere). The iterates are the same either way."""
         if params.method not in self.methods:
             raise ValueError(
                 f"{type(self).__name__} runs {', '.join(self.methods)}, not {params.method!r} "
                 "(pasur.solve.rounds.round_solver picks the class from the method)"
             )
         self.rt, self.params, self.device = rt, params, device
+        self.fused = fused
         self.dtype = torch.float32
         self.terminal = terminal.to(device=device, dtype=self.dtype)
         if part is not None and rt.mode != "paper":
@@ -266,7 +278,9 @@ class RoundCFR:
             widest = max((rt.n_edges_at(t) for t in turns), default=0)
         else:
             widest = max((int(e.shape[0]) for e in part.edges), default=0)
-        self._scratch = scratch = [torch.empty(widest, dtype=self.dtype, device=device) for _ in range(2)]
+        # (fused: the layers' scratch are slices of their group's, set by group_layers)
+        n_scratch = 0 if fused else widest
+        self._scratch = scratch = [torch.empty(n_scratch, dtype=self.dtype, device=device) for _ in range(2)]
         for i, t in enumerate(turns):
             if part is None:
                 parent, child, gt_edge = (x.to(device) for x in rt.edges(t))
@@ -283,6 +297,8 @@ class RoundCFR:
             e = parent.shape[0]
             buffers = [torch.empty(e, dtype=self.dtype, device=device), scratch[0][:e], scratch[1][:e]]
             vpar = torch.empty(n_parent, dtype=self.dtype, device=device)
+            if fused:  # (the group's slices replace them)
+                buffers[0], vpar = scratch[0], scratch[0]
             self.layers.append(
                 _Layer(
                     t,
@@ -318,6 +334,9 @@ class RoundCFR:
         self.it = 0
         self._stale = {ALEX, 1 - ALEX}  # players whose reach must be recomputed
         self._focus = None  # (the whole round's layers and state, selected edges per layer) while focused
+        self._coef = torch.zeros(len(COEFFICIENTS), dtype=self.dtype, device=device)
+        self._graph = IterationGraph(self._fused_iteration, device, enabled=graphs and params.method in GRAPH_METHODS)
+        self.groups = group_layers(self) if fused else []
 
     @property
     def n_edges(self) -> int:
@@ -437,6 +456,9 @@ class RoundCFR:
             for L in self.layers
         ]
         self._stale = {ALEX, 1 - ALEX}
+        if self.fused:  # the new layers' tensors, laid end to end again; a captured graph saw the old ones
+            self._graph.reset()
+            self.groups = group_layers(self)
 
     # -- passes -----------------------------------------------------------------------------
     def _backward(
@@ -506,9 +528,44 @@ class RoundCFR:
     # -- one iteration ----------------------------------------------------------------------
     def iterate(self) -> None:
         self.it += 1
-        players = [(ALEX,), (1 - ALEX,)] if self.params.updates == "alternating" else [(ALEX, 1 - ALEX)]
-        for group in players:
-            self._cfr_pass(group)
+        if not self.fused:
+            for group in self._update_groups():
+                self._cfr_pass(group)
+            return
+        self._set_coefficients()
+        self._stale = set(self._graph.run(frozenset(self._stale)))
+
+    def _update_groups(self) -> list[tuple[int, ...]]:
+        return [(ALEX,), (1 - ALEX,)] if self.params.updates == "alternating" else [(ALEX, 1 - ALEX)]
+
+    def _set_coefficients(self) -> None:
+        """This iteration's numbers into the coefficient tensor the fused updates read (the
+        average's weight scaled as :meth:`_avg_weight` does, rescaling the sums first when needed)."""
+        p, t = self.params, self.it
+        weight = 0.0
+        for g in self.groups:
+            i = g.layers[0]
+            weight = average_weight(p.method, t, p.gamma) * self._avg_scale[i]
+            if weight > 1e20:  # (every layer of the round crosses it at the same iteration)
+                g.avg.mul_(1e-20)
+                for j in g.layers:
+                    self._avg_scale[j] *= 1e-20
+                weight *= 1e-20
+        values = coefficients(p.method, t, weight, p.alpha, p.beta)
+        self._graph.set_coefficients(self._coef, values, t)
+
+    def _fused_iteration(self) -> frozenset:
+        """One iteration with the players' layers updated together; the players whose reach is
+        stale after it (the host-side state a captured graph must leave as it found)."""
+        p = self.params
+        for players in self._update_groups():
+            self._fast_reach()
+            self._fast_values()
+            for g in self.groups:
+                if g.mover in players:
+                    update_group(g, p.method, self._coef, self.it, p.alpha)
+                    self._stale.add(g.mover)
+        return frozenset(self._stale)
 
     def _fast_reach(self) -> None:
         """Reach at every layer's parents under the current strategy, in place, for the players

@@ -78,10 +78,14 @@ class CFRResult:
 MSE_SAMPLE = 1_000_000
 
 
-def round_solver(rt: RoundTree, terminal: torch.Tensor, params: CFRParams, device: torch.device) -> RoundCFR:
+def round_solver(
+    rt: RoundTree, terminal: torch.Tensor, params: CFRParams, device: torch.device, **options: bool
+) -> RoundCFR:
     """The solver of one round for ``params.method``: :class:`RoundCFR` (full width) or
-    :class:`SampledRoundCFR` (``es-mccfr``), with ``terminal`` the values at the round's end."""
-    return SOLVERS.get(params.method, RoundCFR)(rt, terminal, params, device)
+    :class:`SampledRoundCFR` (``es-mccfr``), with ``terminal`` the values at the round's end.
+    ``options``: :class:`RoundCFR`'s ``fused`` and ``graphs`` (the full-width methods' only)."""
+    cls = SOLVERS.get(params.method, RoundCFR)
+    return cls(rt, terminal, params, device, **options) if cls is RoundCFR else cls(rt, terminal, params, device)
 
 
 def target_shares(tree: GameTree) -> dict[int, float]:
@@ -99,6 +103,9 @@ def solve_cfr(
     device: str | torch.device | None = None,
     progress: Callable[[int, int, float | None], None] | None = None,
     solver_memory: int | None = None,
+    *,
+    fused: bool = True,
+    graphs: bool = True,
 ) -> CFRResult:
     """Round-by-round CFR over ``tree`` (rounds 5 -> start); see the module docstring.
 
@@ -121,8 +128,10 @@ def solve_cfr(
     (``result.target_met``).
 
     ``progress(round, iteration, exploitability or None)`` is called after every iteration (the
-    round's exploitability, NashConv / 2, worst root)."""
+    round's exploitability, NashConv / 2, worst root). ``fused``, ``graphs``: how the full-width
+    solvers run an iteration (:class:`RoundCFR`'s options; the same iterates either way)."""
     params.check()
+    options = {"fused": fused, "graphs": graphs}
     dev = torch.device(device) if device is not None else tree.device
     t0 = time.perf_counter()
     strategy: dict[tuple[int, int], torch.Tensor] = {}
@@ -149,10 +158,10 @@ def solve_cfr(
             groups = root_groups(rt, solve_room(dev, solver_memory))
         if groups is not None:
             trace.parts = len(groups)
-            avg, suffix, snapshots = _solve_in_parts(rt, groups, ends, params, dev, trace, progress)
+            avg, suffix, snapshots = _solve_in_parts(rt, groups, ends, params, dev, trace, progress, options)
             iterations[rt.round] = params.iterations
         else:
-            avg, suffix, snapshots, iterations[rt.round] = _solve_whole(rt, ends, params, dev, trace, progress)
+            avg, suffix, snapshots, iterations[rt.round] = _solve_whole(rt, ends, params, dev, trace, progress, options)
         _finish_round(rt, trace, snapshots, avg, suffix, tree.device, strategy, suffixes)
         suffix = suffixes[rt.round]
         trace.seconds = time.perf_counter() - t_round
@@ -166,14 +175,14 @@ def solve_cfr(
 
 
 def _solve_whole(
-    rt: RoundTree, ends, params: CFRParams, dev: torch.device, trace: RoundTrace, progress
+    rt: RoundTree, ends, params: CFRParams, dev: torch.device, trace: RoundTrace, progress, options: dict
 ) -> tuple[list[torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor], list[torch.Tensor], int]:
     """A round solved by one solver (:func:`round_solver`) until its iteration cap or, with a
     target, until half its suffix gap is within ``trace.budget`` (focused on the lagging roots
     between checks): its average strategy, its roots' suffix values (V, A, B), the MSE trace's
     snapshots and the iterations run, with ``trace`` filled at each check."""
     target = params.target_exploitability
-    solver = round_solver(rt, ends[0], params, dev)
+    solver = round_solver(rt, ends[0], params, dev, **options)
     ta, tb = (x.to(device=dev, dtype=solver.dtype) for x in ends[1:])
     sample = _mse_sample([int(L.parent.shape[0]) for L in solver.layers], params.seed, solver.device)
     snapshots = []
@@ -229,7 +238,14 @@ def _finish_round(rt, trace, snapshots, avg, suffix, device, strategy, suffixes)
 
 
 def _solve_in_parts(
-    rt: RoundTree, groups: list[torch.Tensor], ends, params: CFRParams, dev: torch.device, trace: RoundTrace, progress
+    rt: RoundTree,
+    groups: list[torch.Tensor],
+    ends,
+    params: CFRParams,
+    dev: torch.device,
+    trace: RoundTrace,
+    progress,
+    options: dict,
 ) -> tuple[list[torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor], list[torch.Tensor]]:
     """A tree-like round solved one group of its roots at a time (:mod:`pasur.solve.round_parts`):
     the whole round's average strategy, its roots' suffix values (V, A, B) and the MSE trace's
@@ -250,7 +266,7 @@ def _solve_in_parts(
     for p, roots in enumerate(groups):
         part = round_part(rt, roots)
         term = part.terminal
-        solver = RoundCFR(rt, gather(ends[0].to(store), term), params, dev, part=part)
+        solver = RoundCFR(rt, gather(ends[0].to(store), term), params, dev, part=part, **options)
         ta, tb = (gather(x.to(store), term).to(device=dev, dtype=solver.dtype) for x in ends[1:])
         # the sampled edges that lie in this part: (place in the sample, index in the part's layer)
         hits = []
