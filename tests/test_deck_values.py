@@ -189,3 +189,20 @@ def test_cli_refuses_another_deck_under_a_stored_id(tmp_path):
     pq.write_table(pa.Table.from_pylist(rows), out)
     r = _cli("--seed", "20", "--out", str(out), "--quiet")
     assert r.exit_code == 2 and "another deck under the id seed-20" in r.output
+
+
+def test_table16_exact_columns_split_the_win_share_and_average_values_on_the_same_sides(tmp_path):
+    from pasur.study.deck_table16 import exact_rows, main, markdown
+
+    recs = [
+        {"alex_jacks": 2, "alex_clubs": c, "exact_value": v, "exact_win": float(v > 0)}
+        for c, v in ((3, -5.0), (4, -3.0), (7, 4.0), (8, 6.0), (8, 0.0))
+    ]
+    rows = exact_rows(recs)
+    assert [(r["clubs"], r["decks"], r["wins"], r["value"]) for r in rows] == [
+        ("≤ 4", 2, 0.0, -4.0),
+        ("> 4", 3, 2 / 3, 10 / 3),
+    ]
+    assert "| 2 | mine | > 4 | 3 | 0.67 | 3.33 (3.06) |" in markdown({"mine": recs})
+    assert main([str(tmp_path / "t.md")]) == 2
+    assert main([str(tmp_path / "t.md"), f"x={tmp_path / 'missing.parquet'}"]) == 2
