@@ -48,6 +48,12 @@ for line in sys.stdin:
 """
 
 
+def fail(message: str) -> None:
+    """Bad input: one line on stderr and exit 2, before any work."""
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
+
+
 def synchronize(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -70,7 +76,7 @@ def old_child(src: str) -> subprocess.Popen:
         [sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
     )
     if child.stdout.readline().strip() != "ready":
-        raise SystemExit("error: the old checkout's child did not start")
+        fail("error: the old checkout's child did not start")
     return child
 
 
@@ -79,24 +85,60 @@ def spread(values: list[float]) -> dict:
     return {"min": s[0], "median": s[len(s) // 2], "max": s[-1]}
 
 
-def alternate(args, solver, os_solver, child) -> list[dict]:
-    """``args.rounds`` rounds, each: ours, OpenSpiel's, the old code's (when given), in turn."""
-    rounds = []
-    for _ in range(args.rounds):
-        row = {"ours": timed(lambda: solver.iterate(1), args.iterations, args.device)}
+def one_round(args, solver, os_solver, child) -> dict:
+    """One round: ``args.slices`` slices, each running ours, OpenSpiel's and the old code's (when
+    given) in turn on their share of the round's iterations, so that all see the same load."""
+    n, m = args.iterations // args.slices, args.os_iterations // args.slices
+    totals: dict = {}
+
+    def add(name: str, t: dict, count: int) -> None:
+        acc = totals.setdefault(name, {"cpu_ms": 0.0, "wall_ms": 0.0, "iterations": 0})
+        acc["cpu_ms"] += t["cpu_ms"] * count
+        acc["wall_ms"] += t["wall_ms"] * count
+        acc["iterations"] += count
+
+    for _ in range(args.slices):
+        add("ours", timed(lambda: solver.iterate(1), n, args.device), n)
         if os_solver is not None:
-            row["openspiel"] = timed(os_solver.evaluate_and_update_policy, args.os_iterations, "cpu")
+            add("openspiel", timed(os_solver.evaluate_and_update_policy, m, "cpu"), m)
+        if child is not None:
+            child.stdin.write(f"{n}\n")
+            child.stdin.flush()
+            add("old", json.loads(child.stdout.readline()), n)
+    row = {}
+    for name, acc in totals.items():
+        k = acc.pop("iterations")
+        row[name] = {"cpu_ms": acc["cpu_ms"] / k, "wall_ms": acc["wall_ms"] / k, "iterations": k}
+    return row
+
+
+def alternate(args, solver, os_solver, child) -> list[dict]:
+    """``args.rounds`` rounds (:func:`one_round`), after ``args.warmup`` rounds not kept."""
+    rounds = []
+    for i in range(args.warmup + args.rounds):
+        row = one_round(args, solver, os_solver, child)
+        if os_solver is not None:
             row["ratio_cpu"] = row["openspiel"]["cpu_ms"] / row["ours"]["cpu_ms"]
             row["ratio_wall"] = row["openspiel"]["wall_ms"] / row["ours"]["wall_ms"]
         if child is not None:
-            child.stdin.write(f"{args.iterations}\n")
-            child.stdin.flush()
-            row["old"] = json.loads(child.stdout.readline())
             row["ours_speedup_over_old_cpu"] = row["old"]["cpu_ms"] / row["ours"]["cpu_ms"]
         row["load"] = os.getloadavg()[0]
-        rounds.append(row)
-        print(json.dumps(row), flush=True)
+        if i >= args.warmup:
+            rounds.append(row)
+            print(json.dumps(row), flush=True)
     return rounds
+
+
+def openspiel_solver():
+    """OpenSpiel's C++ CFR+ on its ``leduc_poker``, one iteration done; None without OpenSpiel."""
+    try:
+        import pyspiel
+    except ImportError:
+        print("OpenSpiel is not installed: ours alone", file=sys.stderr)
+        return None
+    solver = pyspiel.CFRPlusSolver(pyspiel.load_game("leduc_poker"))
+    solver.evaluate_and_update_policy()
+    return solver
 
 
 def leduc(args, bandwidth: dict) -> dict:
@@ -106,12 +148,7 @@ def leduc(args, bandwidth: dict) -> dict:
 
     solver = make_solver(Engine("leduc", device=args.device), CFRConfig(method="cfr+"))
     solver.iterate(20)
-    os_solver = None
-    if not args.no_openspiel:
-        import pyspiel
-
-        os_solver = pyspiel.CFRPlusSolver(pyspiel.load_game("leduc_poker"))
-        os_solver.evaluate_and_update_policy()
+    os_solver = None if args.no_openspiel else openspiel_solver()
     child = old_child(args.old_src) if args.old_src else None
     try:
         rounds = alternate(args, solver, os_solver, child)
@@ -171,6 +208,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="folder for leduc-vs-openspiel.json")
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=1, help="rounds run first and not kept")
+    ap.add_argument("--slices", type=int, default=10, help="turns per round (each solver's share in each)")
     ap.add_argument("--iterations", type=int, default=300, help="our iterations per round")
     ap.add_argument("--os-iterations", type=int, default=20, help="OpenSpiel's iterations per round")
     ap.add_argument("--old-src", help="an older checkout's src folder, timed in a child process")
@@ -179,12 +218,14 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--no-openspiel", action="store_true")
     a = ap.parse_args()
-    if a.rounds < 1 or a.iterations < 1 or a.os_iterations < 1 or a.lossless_iterations < 1:
-        raise SystemExit("error: --rounds and the iteration counts must be at least 1")
+    if a.warmup < 0 or min(a.rounds, a.slices, a.lossless_iterations) < 1:
+        fail("error: --rounds, --slices and --lossless-iterations must be at least 1, --warmup at least 0")
+    if a.iterations < a.slices or a.os_iterations < a.slices:
+        fail("error: --iterations and --os-iterations must be at least --slices (each slice runs some)")
     if a.old_src and not (Path(a.old_src) / "pasur").is_dir():
-        raise SystemExit(f"error: --old-src {a.old_src} holds no pasur package")
+        fail(f"error: --old-src {a.old_src} holds no pasur package")
     if a.device.startswith("cuda") and not torch.cuda.is_available():
-        raise SystemExit("error: --device cuda but no GPU is visible")
+        fail("error: --device cuda but no GPU is visible")
     torch.set_num_threads(1)
     out_dir = Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)

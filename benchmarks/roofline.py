@@ -19,8 +19,6 @@ import time
 
 import torch
 
-INDEX_BYTES = 8  # int64 indices
-
 
 def _best_seconds(run, device: str, repeats: int) -> float:
     best = float("inf")
@@ -62,7 +60,7 @@ def measured_bandwidth(device: str = "cpu", n: int = 50_000_000, small: int = 32
 
 def _pass_bytes(s, p: int) -> int:
     """Bytes the operations of one dense pass for player ``p`` read and write."""
-    e, idx = s.regret.element_size(), INDEX_BYTES
+    e, idx = s.regret.element_size(), s.gather_idx[p].element_size()
     G, A = s.regret.shape
     GA = G * A
     ZBH, D = s.Z * s.BF * s.H, s.depth
@@ -95,7 +93,8 @@ def dense_cfr_traffic(solver) -> dict:
     GA = s.regret.numel()
     executed = sum(_pass_bytes(s, p) for p in (0, 1))
     fixed = sum(
-        (s.gather_idx[p].numel() + s.keep_idx[p].numel() + s.add_idx[p].numel()) * INDEX_BYTES + s.mats[p].numel() * e
+        sum(x.numel() * x.element_size() for x in (s.gather_idx[p], s.keep_idx[p], s.add_idx[p]))
+        + s.mats[p].numel() * e
         for p in (0, 1)
     )
     compulsory = 2 * (6 * GA * e) + fixed
