@@ -206,3 +206,19 @@ def test_table16_exact_columns_split_the_win_share_and_average_values_on_the_sam
     assert "| 2 | mine | > 4 | 3 | 0.67 | 3.33 (3.06) |" in markdown({"mine": recs})
     assert main([str(tmp_path / "t.md")]) == 2
     assert main([str(tmp_path / "t.md"), f"x={tmp_path / 'missing.parquet'}"]) == 2
+
+
+def test_merging_runs_keeps_each_deck_once_and_refuses_disagreement(tmp_path):
+    from pasur.study.deck_values import COLUMNS, write_rows
+    from pasur.study.deck_values_merge import main
+
+    def row(i: int, value: float) -> dict:
+        return {c: 0 for c in COLUMNS} | {"index": i, "deck_id": f"d-{i}", "deck_hash": "h", "value": value}
+
+    write_rows(tmp_path / "a.parquet", [row(0, 1.0), row(1, 2.0)])
+    write_rows(tmp_path / "b.parquet", [row(1, 2.0), row(2, 3.0)])
+    write_rows(tmp_path / "c.parquet", [row(2, -3.0)])
+    out = tmp_path / "all.parquet"
+    assert main([str(out), str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]) == 0
+    assert [r["value"] for r in pq.read_table(out).to_pylist()] == [1.0, 2.0, 3.0]
+    assert main([str(out), str(tmp_path / "b.parquet"), str(tmp_path / "c.parquet")]) == 2
