@@ -128,6 +128,25 @@ def test_an_invite_in_an_open_tab_joins_and_ones_own_is_refused(server, people):
     assert get_table(app.state.service.store, mine["id"]).seats[1]["kind"] == "person"
     assert not alice.find_element(By.ID, "invite-panel").is_displayed()
     assert alice.find_element(By.ID, "resign").is_displayed()
+    # Bahar's tab in the background: when Alice has moved, the title says it is Bahar's turn,
+    # until the tab is seen again
+    title = bahar.title
+    bahar.execute_script("Object.defineProperty(document, 'hidden', {configurable: true, get: () => true})")
+    alice.execute_script("Tables.move(view.hand.legal[0])")
+    _wait(bahar, lambda d: d.title == "\u25cf Your turn \u00b7 Pasur")
+    bahar.execute_script(
+        "Object.defineProperty(document, 'hidden', {configurable: true, get: () => false});"
+        "document.dispatchEvent(new Event('visibilitychange'))"
+    )
+    assert bahar.title == title
+    # the browser goes offline: the banner says so in the page's words, and Retry now connects again
+    bahar.execute_script("window.dispatchEvent(new Event('offline'))")
+    banner = bahar.find_element(By.ID, "live-banner")
+    assert banner.is_displayed() and banner.text.startswith("You are offline: the table waits")
+    bahar.find_element(By.ID, "live-retry").click()
+    _wait(bahar, lambda d: not d.find_element(By.ID, "live-banner").is_displayed())
+    assert _message(bahar) == "Your turn."  # the whole view again, from the new socket
+    assert _table_state(bahar)["to"] == "you"
     for d in people:
         assert _severe(d, ("/join",)) == []
 
