@@ -225,6 +225,13 @@ def test_the_replay_fits_the_screen(server, browser, finished_game, lang, size):
     )
     assert box["left"] >= -0.5 and box["right"] <= size[0] + 0.5, box
     assert box["scroll"] <= box["client"] or box["overflow"] in ("auto", "scroll"), box
+    if size[2]:  # on a phone each move's row is a grid that fits: the move, best move and cost in view
+        assert box["scroll"] <= box["client"], box
+        sides = d.execute_script(
+            "return [...document.querySelectorAll('#replay-table tr > :nth-child(n+7)')]"
+            ".map((c) => [c.getBoundingClientRect().left, c.getBoundingClientRect().right])"
+        )
+        assert len(sides) == 49 * 3 and all(a >= -0.5 and b <= size[0] + 0.5 for a, b in sides), sides
 
 
 def test_the_hand_stays_on_a_short_screen(server, browser):
