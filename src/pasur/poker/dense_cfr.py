@@ -217,8 +217,10 @@ class DenseCFR(UpdatePasses):
         self._sig = self.sigma[: self.F].view(G, A)
         self._both = self._buf[: 2 * F2].view(2, F2)[:, : self.F].view(2, G, A)  # q and |q|
         self._reach = self._buf[2 * F2 :][:G, None]
-        self._weighted = empty(2, G, A)  # sigma * q and sigma * |q|
-        self._values = empty(2, G, 1)  # the node's value and its magnitude
+        weighted = empty(2, G, A)  # sigma * q and sigma * |q|
+        values = empty(2, G, 1)  # the node's value and its magnitude
+        both = self._both
+        self._inst_views = (both[0], both[1], weighted, weighted.view(-1, A), values.view(-1, 1), values[0], values[1])
         self._inst, self._abs_inst = empty(G, A), empty(G, A)
         self._noise = empty(G, A)
         self._snap = empty(G, A, dtype=torch.bool)
@@ -298,11 +300,11 @@ class DenseCFR(UpdatePasses):
     def _instantaneous(self, sig: torch.Tensor) -> torch.Tensor:
         """The instantaneous regrets ``q - sigma . q``, set to 0 where within rounding noise of the
         summed magnitudes (``|q| + sigma . |q|``, not of the possibly cancelling sums)."""
-        both, values = self._both, self._values
-        torch.mul(sig, both, out=self._weighted)
-        torch.mm(self._weighted.view(-1, N_ACTIONS), self._ones, out=values.view(-1, 1))
-        inst = torch.sub(both[0], values[0], out=self._inst)
-        noise = torch.add(both[1], values[1], out=self._noise).mul_(SNAP)
+        q, qa, weighted, weighted_rows, values, value, value_abs = self._inst_views
+        torch.mul(sig, self._both, out=weighted)
+        torch.mm(weighted_rows, self._ones, out=values)
+        inst = torch.sub(q, value, out=self._inst)
+        noise = torch.add(qa, value_abs, out=self._noise).mul_(SNAP)
         torch.le(torch.abs(inst, out=self._abs_inst), noise, out=self._snap)
         return inst.masked_fill_(self._snap, 0.0)
 
