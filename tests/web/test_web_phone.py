@@ -234,15 +234,15 @@ def test_the_replay_fits_the_screen(server, browser, finished_game, lang, size):
         assert len(sides) == 49 * 3 and all(a >= -0.5 and b <= size[0] + 0.5 for a, b in sides), sides
 
 
-def test_the_hand_stays_on_a_short_screen(server, browser):
+@pytest.mark.parametrize("size", [(360, 460, True), (740, 360, True)], ids=["360x460", "740x360"])
+def test_the_hand_stays_on_a_short_screen(server, browser, size):
     """A phone whose screen is shorter than the table (360 x 460: a small phone, or its keyboard
-    open): the hand and *Play* stay at the bottom of the screen wherever the page is scrolled, until
-    the page's end brings them to their own place."""
+    open; 740 x 360: a phone held sideways): the hand and *Play* stay at the bottom of the screen
+    wherever the page is scrolled, until the page's end brings them to their own place."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     d = browser
-    size = (360, 460, True)
     _open(d, server, "fa", size)
     d.find_element(By.ID, "start").click()
     my_turn = "return !!view && !busy && view.status === 'playing' && view.hand.to_move === 'you'"
