@@ -251,3 +251,21 @@ def test_malformed_flow_messages_are_400(make_client, message):
         assert a.receive() == {"type": "error", "status": 400, "error": "unknown message"}
         a.close()
         b.close()
+
+
+def test_the_flows_words_in_persian():
+    """The page's words for the flows in Persian (``strings.js``, run under Node): the server's new
+    refusals and a failed request translated, the rating change with Persian digits."""
+    from test_web_page_script import call_js
+
+    from pasur.web.table_flows import BAD_CODE, NO_CODE
+
+    sent = [tables_module.OWN_SEAT, BAD_CODE, NO_CODE, "the match is over", "Failed to fetch"]
+    out = call_js(
+        ("useLang", ["fa"]),
+        *[("serverText", [m]) for m in sent],
+        ("t", ["table.rating_you", {"before": 1500, "after": 1662, "delta": "+162"}]),
+    )
+    for text in out[1:-1]:
+        assert re.search(r"[\u0600-\u06FF]", text) and not re.search(r"[A-Za-z]", text), text
+    assert out[-1] == "ریتینگ شما: ۱۵۰۰ ← ۱۶۶۲ (+162)."
