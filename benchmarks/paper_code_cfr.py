@@ -20,16 +20,17 @@ The paper's ``run_cfr`` itself cannot be called: it is defined under ``if __name
 ``d_fls['c_edg_...']``, a key its tree builder no longer writes). So this script calls the
 functions it calls, in its order, with the same arguments; no file of the paper's is edited.
 Import side effects are kept harmless: its folders ``../DATA/*`` are not created and its 5 s
-sleep is skipped; ``tqdm``, ``dask`` and ``pandas``, if missing, are stubbed (only its Parquet
-writer uses the last two); with ``--device cpu`` its ``device`` is the CPU even where CUDA is
-present, and its one hard-coded ``'cuda:0'`` is redirected to the CPU.
+sleep is skipped; ``tqdm``, ``dask``, ``pandas`` and ``matplotlib``, if missing, are stubbed (its
+progress bars; its Parquet writer and plots, not called); with ``--device cpu`` its ``device`` is
+the CPU even where CUDA is present, and its one hard-coded ``'cuda:0'`` is redirected to the CPU.
 
     python benchmarks/paper_code_cfr.py --paper-dir .paper --deck ref0,ref1,ref2 --device cuda \\
         --iterations 1000 --out OUT_DIR
 
-Writes ``OUT_DIR/<deck>.json`` (every figure), ``OUT_DIR/paper-strategy-<deck>.pt`` (the paper's
-average strategy per layer ``{round}_{turn}_{player}``, float32), ``OUT_DIR/summary.md`` (the table)
-and ``OUT_DIR/machine.txt``.
+Writes ``OUT_DIR/results.json`` (every figure of every deck, the machine and the command),
+``OUT_DIR/summary.md`` (the table) and, with ``--save-strategy``, ``OUT_DIR/paper-strategy-<deck>.pt``
+(the paper's average strategy per layer ``{round}_{turn}_{player}``, float32, in its node order).
+``--budget-s`` skips a deck when the time used plus the longest deck so far would pass it.
 """
 
 from __future__ import annotations
@@ -72,6 +73,12 @@ if not DECKS.exists():
 PAPER_MODULE = "SimulateGameRun9"
 
 
+def _refuse(message: str) -> None:
+    """Bad input: one line and exit status 2, before any work."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 # -- the paper's code ----------------------------------------------------------------------------
 class _TorchOnCPU(types.ModuleType):
     """``torch`` as the paper's module sees it on a CPU run: ``torch.empty(..., device='cuda:0')``
@@ -89,27 +96,29 @@ class _TorchOnCPU(types.ModuleType):
         return torch.empty(*args, **kwargs)
 
 
-def _stub_missing(names: list[str]) -> None:
+def _stub_missing(names: list[str]) -> list[str]:
+    """Empty modules in ``sys.modules`` for those of ``names`` that cannot be imported; their names."""
+    stubbed = []
     for name in names:
         try:
             importlib.import_module(name)
         except ImportError:
             sys.modules[name] = types.ModuleType(name)
+            stubbed.append(name)
     tqdm = sys.modules["tqdm"]
     if not hasattr(tqdm, "trange"):
         tqdm.trange = lambda n, **_: range(n)
+    return stubbed
 
 
 def load_paper(paper_dir: Path, device: torch.device):
     """Import the paper's CFR module from ``paper_dir`` with its side effects kept harmless (see
     the module docstring); its ``device`` is ``device``."""
     if not (paper_dir / f"{PAPER_MODULE}.py").is_file():
-        raise SystemExit(f"error: {paper_dir} has no {PAPER_MODULE}.py (export sinabaghal/Pasur there)")
-    _stub_missing(["tqdm", "dask", "dask.dataframe", "pandas"])
-    with contextlib.suppress(ImportError):
-        import matplotlib
-
-        matplotlib.use("Agg")
+        _refuse(f"{paper_dir} has no {PAPER_MODULE}.py (export sinabaghal/Pasur there)")
+    stubbed = _stub_missing(["tqdm", "dask", "dask.dataframe", "pandas", "matplotlib", "matplotlib.pyplot"])
+    if hasattr(sys.modules["matplotlib"], "use"):
+        sys.modules["matplotlib"].use("Agg")
     sys.path.insert(0, str(paper_dir))
     saved = (time.sleep, os.makedirs, torch.cuda.is_available, os.getcwd())
     time.sleep, os.makedirs = (lambda *_: None), (lambda *_, **__: None)
@@ -121,8 +130,10 @@ def load_paper(paper_dir: Path, device: torch.device):
     finally:
         time.sleep, os.makedirs, torch.cuda.is_available = saved[:3]
         os.chdir(saved[3])
+        for name in stubbed:  # (the paper's module keeps its references; others see what is installed)
+            del sys.modules[name]
     if str(paper.device) != str(device) and not (device.type == "cuda" and paper.device.type == "cuda"):
-        raise SystemExit(f"error: the paper's code chose device {paper.device}, not {device}")
+        _refuse(f"the paper's code chose device {paper.device}, not {device}")
     if device.type == "cpu":
         paper.torch = _TorchOnCPU()
     return paper
@@ -132,7 +143,7 @@ def paper_cfr(paper, d_fls: dict, iterations: int, device: torch.device, tol: fl
     """The paper's CFR, round by round, as its ``run_cfr`` runs it: per round the seconds of its
     ``iterations`` iterations, the normalized average strategy per layer, and its root value."""
     futl = paper.find_futl(d_fls).to(torch.float32)
-    seconds, strategy = {}, {}
+    seconds, cpu, strategy = {}, {}, {}
     for h in reversed(range(6)):
         keys = [k for k in paper.i_htps if int(k.split("_")[0]) == h]
         n_roots = d_fls[f"t_fgm_{h - 1}"] if h > 0 else 1
@@ -146,7 +157,7 @@ def paper_cfr(paper, d_fls: dict, iterations: int, device: torch.device, tol: fl
         edg = {k: d_fls[f"t_edg_{k}"].to(device) for k in keys}
         reg = {k: torch.zeros(edg[k].shape[0], dtype=torch.float32, device=device) for k in keys}
         _sync(device)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for i in range(iterations):
             rp0 = paper.find_reach_probs(d_fls, edg, g_sgm, 0, h)
             rp1 = paper.find_reach_probs(d_fls, edg, g_sgm, 1, h)
@@ -155,12 +166,13 @@ def paper_cfr(paper, d_fls: dict, iterations: int, device: torch.device, tol: fl
             )
             value_sum += t_utl
         _sync(device)
-        seconds[h] = time.perf_counter() - t0
+        seconds[h], cpu[h] = time.perf_counter() - t0, time.process_time() - c0
+        print(f"  paper round {h}: {iterations} iterations, {seconds[h]:.2f} s", flush=True)
         for k in keys:
             strategy[k] = normalize_per_parent(a_sgm[k], edg[k], d_fls[f"i_sid_{k}"], tol).cpu()
         futl = value_sum / iterations
         del a_sgm, g_sgm, c_a, c_b, edg, reg, t_val, rp0, rp1
-    return {"seconds": seconds, "strategy": strategy, "root_value": float(futl[0])}
+    return {"seconds": seconds, "cpu_s": cpu, "strategy": strategy, "root_value": float(futl[0])}
 
 
 def last_layer_fgm(d_fls: dict, t_fgms: dict, h: int) -> torch.Tensor:
@@ -189,22 +201,28 @@ def paper_layers(built: tuple, strategy: dict) -> dict[tuple[int, int], PaperLay
 def run_paper(paper, cards: tuple[int, ...], args, device: torch.device) -> tuple[dict, dict]:
     """Build and solve with the paper's code; its figures and its layers."""
     mem = Peak(device)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     built = paper.simulategamerun(torch.tensor(cards, dtype=torch.int64, device=device))
     _sync(device)
-    build_s = time.perf_counter() - t0
+    build_s, build_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    build_memory = mem.read()
     d_fls = built[0]
     nodes = sum(int(d_fls[f"t_edg_{k}"].shape[0]) for k in paper.i_htps)
+    print(f"  paper tree: {nodes:,} FGT nodes, {build_s:.1f} s", flush=True)
+    mem = Peak(device)
     solved = paper_cfr(paper, d_fls, args.iterations, device, 10.0**-args.log_tol)
     per_round = {r: s / args.iterations for r, s in solved["seconds"].items()}
     figures = {
         "tree_nodes": nodes,
         "build_s": build_s,
+        "build_cpu_s": build_cpu_s,
         "iterations_per_round": args.iterations,
         "cfr_s": sum(solved["seconds"].values()),
+        "cfr_cpu_s": sum(solved["cpu_s"].values()),
         "round_s": solved["seconds"],
         "s_per_iteration": sum(per_round.values()),
         "own_root_value": solved["root_value"],
+        "build_memory": build_memory,
         "memory": mem.read(),
     }
     return figures, {"built": built, "strategy": solved["strategy"]}
@@ -214,15 +232,18 @@ def run_paper(paper, cards: tuple[int, ...], args, device: torch.device) -> tupl
 def value_paper_strategy(deck, layers, device: torch.device) -> tuple[dict, object]:
     """Our paper tree of the deck, the paper's strategy carried onto it and valued exactly."""
     start = GameState.initial(deck)
+    mem = Peak(device)
     t0 = time.perf_counter()
     tree = build_tree(start, "paper", device, infosets=True)
     _sync(device)
     build_s = time.perf_counter() - t0
+    build_memory = mem.read()
     mapped = strategy_from_paper(tree, layers)
     nc = nash_conv(tree, mapped.strategy)
     figures = {
         "tree_nodes": tree.n_nodes,
         "build_s": build_s,
+        "build_memory": build_memory,
         "edges_mapped": mapped.matched,
         "edges": mapped.edges,
         "sum_error": mapped.sum_error,
@@ -237,26 +258,28 @@ def value_paper_strategy(deck, layers, device: torch.device) -> tuple[dict, obje
     return figures, tree
 
 
-def our_iteration_seconds(tree, timed: int, device: torch.device) -> dict[int, float]:
-    """Seconds per DCFR iteration of each round's solver alone (mean of ``timed`` after one)."""
-    out = {}
+def our_iteration_seconds(tree, timed: int, device: torch.device) -> tuple[dict[int, float], float]:
+    """Seconds per DCFR iteration of each round's solver alone (mean of ``timed`` after one), and
+    this process's CPU seconds per whole-game iteration."""
+    out, cpu = {}, 0.0
     for rt in tree.rounds:
         terminal = rt.terminal_value if rt.terminal_value is not None else torch.zeros(rt.n_nodes(rt.end_turn))
         solver = RoundCFR(rt, terminal, CFRParams(method="dcfr"), device)
         solver.iterate()
         _sync(device)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(timed):
             solver.iterate()
         _sync(device)
         out[rt.round] = (time.perf_counter() - t0) / timed
+        cpu += (time.process_time() - c0) / timed
         del solver
-    return out
+    return out, cpu
 
 
 def run_ours(tree, target: float, args, device: torch.device) -> dict:
     """Our DCFR on ``tree``: seconds per iteration, then the solve to ``target``."""
-    per_round = our_iteration_seconds(tree, args.our_timed, device)
+    per_round, cpu_per_iteration = our_iteration_seconds(tree, args.our_timed, device)
     gc.collect()
     mem = Peak(device)
     params = CFRParams(
@@ -266,14 +289,18 @@ def run_ours(tree, target: float, args, device: torch.device) -> dict:
         check_every=args.check_every,
         max_iterations=args.max_iterations,
     )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = solve_cfr(tree, params, device)
     _sync(device)
+    solve_s, solve_cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    print(f"  ours: {res.iterations} iterations per round, exploitability {res.exploitability:.4f}", flush=True)
     return {
         "round_s_per_iteration": per_round,
         "s_per_iteration": sum(per_round.values()),
+        "cpu_s_per_iteration": cpu_per_iteration,
         "target_exploitability": target,
-        "solve_s": time.perf_counter() - t0,
+        "solve_s": solve_s,
+        "solve_cpu_s": solve_cpu_s,
         "iterations_per_round": res.iterations,
         "exploitability": res.exploitability,
         "value": res.game_value(),
@@ -331,7 +358,8 @@ class Peak:
 def one_deck(paper, nd, args, device: torch.device) -> dict:
     """Both solvers on one deck; the paper's strategy saved; every figure returned."""
     figures, kept = run_paper(paper, nd.deck.cards, args, device)
-    torch.save(kept["strategy"], args.out / f"paper-strategy-{nd.id}.pt")
+    if args.save_strategy:
+        torch.save(kept["strategy"], args.out / f"paper-strategy-{nd.id}.pt")
     layers = paper_layers(kept["built"], kept["strategy"])
     del kept
     gc.collect()
@@ -340,30 +368,38 @@ def one_deck(paper, nd, args, device: torch.device) -> dict:
     figures.update({k: valued[k] for k in keys})
     del layers
     ours = run_ours(tree, max(figures["exploitability"], args.min_target), args, device)
-    ours.update(tree_nodes=valued["tree_nodes"], build_s=valued["build_s"])
+    ours.update({k: valued[k] for k in ("tree_nodes", "build_s", "build_memory")})
     return {"deck": nd.id, "device": str(device), "exact_value": valued["exact_value"], "paper": figures, "ours": ours}
 
 
 def table_row(r: dict) -> str:
     p, o = r["paper"], r["ours"]
     mem = "gpu_peak_mib" if "gpu_peak_mib" in p["memory"] else "rss_peak_mib"
+    p_mem = f"{p['build_memory'][mem]:,.0f}, {p['memory'][mem]:,.0f}"
+    o_mem = f"{o['build_memory'][mem]:,.0f}, {o['memory'][mem]:,.0f}"
     o_its = "/".join(str(o["iterations_per_round"][k]) for k in sorted(o["iterations_per_round"]))
     return (
         f"| {r['deck']} | {p['tree_nodes']:,} / {o['tree_nodes']:,} | {p['iterations_per_round']} / {o_its} "
-        f"| {p['s_per_iteration']:.4f} / {o['s_per_iteration']:.4f} | {p['exploitability']:.4f} / "
+        f"| {p['s_per_iteration']:.4f} / {o['s_per_iteration']:.4f} "
+        f"| {p['cfr_cpu_s'] / p['iterations_per_round']:.4f} / {o['cpu_s_per_iteration']:.4f} "
+        f"| {p['exploitability']:.4f} / "
         f"{o['exploitability']:.4f} | {p['build_s']:.1f} + {p['cfr_s']:.1f} / {o['build_s']:.1f} + {o['solve_s']:.1f} "
-        f"| {p['memory'][mem]:,.0f} / {o['memory'][mem]:,.0f} | {p['edges_mapped']:,} of {p['edges']:,} |"
+        f"| {p_mem} / {o_mem} | {p['edges_mapped']:,} of {p['edges']:,} |"
     )
 
 
-def write_summary(out: Path, rows: list[dict], device: torch.device) -> None:
-    mem = "peak GPU MiB allocated" if device.type == "cuda" else "peak resident MiB"
+def write_summary(out: Path, rows: list[dict], device: torch.device, header: str) -> None:
+    mem = "peak GPU MiB allocated (build, solve)" if device.type == "cuda" else "peak resident MiB (build, solve)"
     lines = [
-        f"Paper's code / our DCFR, {device}; exploitability = NashConv / 2 (points), ours solved to the paper's.",
+        *(f"    {ln}" for ln in header.splitlines()),
         "",
-        "| deck | FGT nodes | iterations per round | s per whole-game iteration | exploitability "
+        f"Each cell: the paper's code / our DCFR, on {device}. Exploitability = NashConv / 2 (points), exact; ours "
+        "solved to the paper's (iterations per round: rounds 0..5). CPU s: this process's.",
+        "",
+        "| deck | FGT nodes | iterations per round | s per whole-game iteration | CPU s per iteration "
+        "| exploitability "
         f"| build + solve s | {mem} | our edges given the paper's probability |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
         *(table_row(r) for r in rows),
     ]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
@@ -373,7 +409,12 @@ def machine(device: torch.device) -> str:
     info = Path("/proc/cpuinfo").read_text().splitlines()
     cpu = next((ln.split(":", 1)[1].strip() for ln in info if ln.startswith("model name")), "?")
     gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else "none"
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--short", "--", "src", "benchmarks"], capture_output=True, cwd=REPO)
+        commit += " (with local changes)" if dirty.stdout.strip() else ""
+    except OSError:
+        commit = ""
     return (
         f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}\ncommit {commit or 'unknown'}\n"
         f"cpu {cpu}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}\ngpu {gpu}\n"
@@ -394,6 +435,8 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--max-iterations", type=int, default=5000, help="cap per round on our solve to the target")
     ap.add_argument("--min-target", type=float, default=1e-4, help="our target is at least this")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    ap.add_argument("--save-strategy", action="store_true", help="write OUT/paper-strategy-<deck>.pt")
+    ap.add_argument("--budget-s", type=float, default=0.0, help="skip a deck that may not finish within it (0: none)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     if args.iterations < 1 or args.our_timed < 1 or args.check_every < 1 or args.max_iterations < 1:
@@ -409,20 +452,26 @@ def main(argv=None) -> None:
     wanted = [d.strip() for d in args.deck.split(",") if d.strip()]
     unknown = [d for d in wanted if d not in decks]
     if unknown or not wanted:
-        raise SystemExit(f"error: unknown deck id(s) {', '.join(unknown) or '(none given)'} in {args.deck_file}")
+        _refuse(f"unknown deck id(s) {', '.join(unknown) or '(none given)'} in {args.deck_file}")
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     paper = load_paper(args.paper_dir.resolve(), device)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "machine.txt").write_text(machine(device) + f"command: {' '.join(sys.argv)}\n")
-    rows = []
+    header = machine(device) + f"command: {' '.join(sys.argv)}\n"
+    print(header, flush=True)
+    rows, started, longest = [], time.perf_counter(), 0.0
     for d in wanted:
         t0 = time.perf_counter()
+        if args.budget_s and t0 - started + longest > args.budget_s:
+            print(f"{d}: skipped, {t0 - started:.0f} s used and the longest deck took {longest:.0f} s", flush=True)
+            continue
+        print(f"{d}:", flush=True)
         row = one_deck(paper, decks[d], args, device)
         row["wall_s"] = time.perf_counter() - t0
-        (args.out / f"{d}.json").write_text(json.dumps(row, indent=1) + "\n")
+        longest = max(longest, row["wall_s"])
         rows.append(row)
-        write_summary(args.out, rows, device)
+        (args.out / "results.json").write_text(json.dumps({"machine": header, "decks": rows}, indent=1) + "\n")
+        write_summary(args.out, rows, device, header)
         print(table_row(row), f"({row['wall_s']:.0f} s)", flush=True)
         gc.collect()
         if device.type == "cuda":
