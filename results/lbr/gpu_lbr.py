@@ -6,7 +6,7 @@ started only if the mean time of the deals so far still fits), and writes OUT/lb
 after every deal: the per-deal records, the gain with its 95 % interval, the seconds of each deal
 (torch.cuda.synchronize() around each on a GPU), the posterior's counts, the device.
 
-    python results/lbr/gpu_lbr.py OUT --device cuda --budget 240
+    python results/lbr/gpu_lbr.py OUT --device cuda --budget 150 --hands 30 --cap 300
     python results/lbr/gpu_lbr.py /tmp/lbr-gpu-test --device cpu --variant tiny --budget 20   # a check here
 """
 
@@ -36,7 +36,7 @@ def run_agent(spec: str, args: argparse.Namespace, share: float) -> dict:
     """Deals against ``spec`` while ``share`` seconds last; the report (written after each deal)."""
     variant = get_variant(args.variant)
     agent = make_agent(spec, device=args.device)
-    responder = LBRResponder(agent, hands=args.hands, device=args.device)
+    responder = LBRResponder(agent, hands=args.hands, cap=args.cap, device=args.device)
     records, seconds, start = [], [], time.perf_counter()
     path = Path(args.out) / f"lbr-{spec.replace(':', '-')}.json"
     while True:
@@ -62,6 +62,7 @@ def _report(spec: str, args: argparse.Namespace, records: list, seconds: list, s
         "agent": spec,
         "variant": args.variant,
         "hands": args.hands,
+        "exact_cap": args.cap,
         "device": args.device,
         "device_name": device_name,
         "torch": torch.__version__,
@@ -77,9 +78,10 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("out")
     p.add_argument("--device", default="cpu")
-    p.add_argument("--agents", default="pimc:20,best")
+    p.add_argument("--agents", default="best,pimc:20")
     p.add_argument("--budget", type=float, default=240.0, help="seconds for all agents together")
-    p.add_argument("--hands", type=int, default=100)
+    p.add_argument("--hands", type=int, default=100, help="the posterior's sample where sampled")
+    p.add_argument("--cap", type=int, default=2000, help="the most hands weighed exactly")
     p.add_argument("--seed", type=int, default=440_000)
     p.add_argument("--variant", default="standard")
     args = p.parse_args()
