@@ -152,9 +152,10 @@ def markdown(record: dict) -> str:
         f"`{record['command']}`, commit {record['commit']}, torch {record['torch']}, {record['threads']} thread(s); "
         f"bandwidth (add, {record['bandwidth_values']:,} float32): {bw:.1f} GB/s.",
         "",
-        "| deck | tree | nodes | path | s per iteration (min) | (median) | CPU s (min) | ns per node | speed-up "
+        "| deck | tree | nodes | edges | path | s per iteration (min) | (median) | CPU s (min) | ns per node "
+        "| speed-up "
         "| ops | executed B/node | compulsory B/node | share of bound (executed) | (compulsory) | captured rounds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in record["runs"]:
         base = r["timing"]["layers"]["min_s"]
@@ -164,7 +165,8 @@ def markdown(record: dict) -> str:
             share_ex = t["executed_bytes"] / (bw * 1e9) / t["min_s"]
             share_co = t["compulsory_bytes"] / (bw * 1e9) / t["min_s"]
             lines.append(
-                f"| {r['deck']} | {r['tree']} | {n:,} | {name} | {t['min_s']:.5f} | {t['median_s']:.5f} "
+                f"| {r['deck']} | {r['tree']} | {n:,} | {r['edges']:,} | {name} | {t['min_s']:.5f} "
+                f"| {t['median_s']:.5f} "
                 f"| {t['cpu_min_s']:.5f} | {t['min_s'] / n * 1e9:.2f} | {base / t['min_s']:.2f} | {t['ops']:,} "
                 f"| {ex:.0f} | {co:.0f} | {share_ex:.1%} | {share_co:.1%} | {t['captured_rounds']} |"
             )
@@ -223,7 +225,8 @@ def main() -> None:
     for deck in args.decks.split(","):
         for mode in args.trees.split(","):
             tree = build_tree(GameState.initial(decks[deck].deck), mode, dev, infosets=False)
-            run = {"deck": deck, "tree": mode, "nodes": tree.n_nodes}
+            edges = sum(rt.n_edges_at(t) for rt in tree.rounds for t in rt.play_turns)
+            run = {"deck": deck, "tree": mode, "nodes": tree.n_nodes, "edges": edges}
             run["timing"] = time_iterations(tree, paths, dev, args.warmup, args.repeats)
             run["solves"] = compare_solves(tree, paths, dev, args.solve_iterations)
             record["runs"].append(run)
