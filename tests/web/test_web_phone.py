@@ -93,20 +93,27 @@ def browser(tmp_path_factory):
     driver.quit()
 
 
-@pytest.fixture(scope="module")
-def finished_game(server):
-    """A hand played out through the API (the first legal move each time) and its replay solved
-    once: ``{"id", "token"}``, for the page to resume at the score screen."""
-    with httpx.Client(base_url=server, timeout=120) as http:
+def _play_through_api(base: str, until: int) -> dict:
+    """A hand against ``random`` on the seeded deal, played through the API (the first legal move
+    each time) until ``until`` moves are played or it is over: ``{"id", "token"}``."""
+    with httpx.Client(base_url=base, timeout=120) as http:
         body = {"level": "random", "seat": "alex", "seed": SEED}
         data = http.post("/api/games", json=body).raise_for_status().json()
         game = {"id": data["id"], "token": data["token"]}
         headers = {"X-Pasur-Token": game["token"]}
-        while data["status"] == "playing":
+        while data["status"] == "playing" and data["hand"]["moves_played"] < until:
             move = data["hand"]["legal"][0]
             body = {"card": move["card"], "captured": move["captured"], "moves_played": data["hand"]["moves_played"]}
             data = http.post(f"/api/games/{game['id']}/moves", json=body, headers=headers).raise_for_status().json()
-        http.get(f"/api/games/{game['id']}/replay", headers=headers).raise_for_status()
+    return game
+
+
+@pytest.fixture(scope="module")
+def finished_game(server):
+    """A hand played out and its replay solved once, for the page to resume at the score screen."""
+    game = _play_through_api(server, 48)
+    headers = {"X-Pasur-Token": game["token"]}
+    httpx.get(f"{server}/api/games/{game['id']}/replay", headers=headers, timeout=120).raise_for_status()
     return game
 
 
@@ -269,3 +276,31 @@ def test_an_invite_fits_the_screen(server, browser, lang, size):
     _assert_fits(d, size, "invite")
     _assert_touchable(d, size, "invite")
     _shot(d, f"phone-invite-{lang}-{size[0]}x{size[1]}.png")
+
+
+@pytest.mark.parametrize(("lang", "size"), [c for c in CASES if c.values[1][0] == 360])
+def test_the_score_comes_on_screen_at_the_end(server, browser, lang, size):
+    """The last card played on a phone from the page scrolled down (the moves so far open): the
+    score, which opens above the table, is brought on screen."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    d = browser
+    _open(d, server, lang, size, _play_through_api(server, 46))  # Alex leads: his last card is move 47
+    my_turn = "return !!view && !busy && view.status === 'playing' && view.hand.to_move === 'you'"
+    WebDriverWait(d, 60).until(lambda d: d.execute_script(my_turn))
+    assert d.execute_script("return view.hand.moves_played") == 46
+    d.find_element(By.CSS_SELECTOR, "#history-box summary").click()  # the 46 moves so far: a long page
+    d.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
+    assert d.execute_script("return window.scrollY") > 300, "the page is not much longer than the screen"
+    move = d.execute_script("return view.hand.legal[0]")
+    d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{move['card']}']").click()
+    for c in move["captured"]:
+        pool_card = d.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
+        if "chosen" not in pool_card.get_attribute("class"):
+            pool_card.click()
+    d.find_element(By.ID, "play").click()
+    WebDriverWait(d, 60).until(lambda d: d.find_element(By.ID, "result").is_displayed())
+    top = d.execute_script("return document.getElementById('result').getBoundingClientRect().top")
+    assert -1 <= top < size[1] / 2, top
+    _assert_fits(d, size, "the end")

@@ -495,6 +495,7 @@ async function handOver() {
   $("match-summary").textContent = summaryText(h, m);
   $("next-hand").hidden = view.status !== "hand_over";
   say("");
+  $("result").scrollIntoView({ block: "nearest" }); // it opens above the table: off a scrolled phone's screen
   loadReplay();
 }
 
