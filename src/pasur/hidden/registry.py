@@ -214,6 +214,24 @@ def _pimc(mode: str) -> Callable[[str, list[str], int, str], HiddenAgent]:
     return build
 
 
+def _cfr(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:
+    """``cfr[:K][:itN][:fixed]``: K hands per side (default 4), N CFR iterations per solve
+    (default 32), ``:fixed`` to play the round start's solve without re-solving."""
+    k = _count(spec, options[0] if options and options[0].isdigit() else None, "hands per side", 4, 64)
+    flags = options[1:] if options and options[0].isdigit() else options
+    iterations, given = 32, set()
+    for flag in flags:
+        name = "it" if flag.startswith("it") else flag
+        if name == "it" and name not in given:
+            iterations = _count(spec, flag[2:], "iterations (:itN)", 32, 10_000)
+        elif name != "fixed" or name in given:
+            raise PasurInputError(f"agent {spec!r}: unknown or repeated option {flag!r} (cfr:K, :itN, :fixed)")
+        given.add(name)
+    from pasur.hidden.cfr_agent import CFRAgent
+
+    return CFRAgent(k, iterations, resolve="fixed" not in given, seed=seed, device=device, name=spec.strip().lower())
+
+
 #: every kind of agent, in the order the help lists them
 #: the strongest agent within the web page's budget of 0.3 s per move (docs/hidden.md): the spec
 #: ``best`` names it, and the page's top level plays it. IS-PIMC with 20 worlds and soft-greedy
@@ -250,6 +268,12 @@ AGENTS: tuple[AgentRow, ...] = (
         "policy",
         "policy (the learned policy-value network, no search: its most probable action; :sample to draw from it)",
         _policy,
+    ),
+    AgentRow(
+        "cfr",
+        "cfr:K (CFR over both players' ranges, K hands a side, each round; :itN iterations a solve; :fixed "
+        "plays the round start's solve, no re-solving)",
+        _cfr,
     ),
     AgentRow("optimal", "optimal (open-hand, sees everything)", _plain(_optimal)),
     AgentRow("best", f"best (the strongest agent within 0.3 s per move, today {BEST})", _best),

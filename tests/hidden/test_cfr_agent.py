@@ -1,0 +1,164 @@
+"""The CFR agent (issue 42, item 2): its public belief state, its range solve against the exact
+solver, safe re-solving, and its spec."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from pasur.common.errors import PasurInputError
+from pasur.game.cards import JACK, Deck, rank
+from pasur.game.variants import get_variant
+from pasur.hidden.cfr_agent import CFRAgent, belief_state
+from pasur.hidden.exact_cfr import HiddenCFR, HiddenCFRConfig
+from pasur.hidden.game import HiddenGame
+from pasur.hidden.history_tree import build_tree
+from pasur.hidden.rangesolve import PublicRoot, RangeSolve, expand, history_tree, splice
+from pasur.hidden.registry import make_agent
+
+DUO = get_variant("duo")  # one deal of two cards: the whole game is one round
+
+
+def _duo_pairs(pool: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every (Alex's hand, Bob's hand) of duo with that pool."""
+    rest = [c for c in DUO.cards if not pool >> c & 1]
+    h0, h1 = [], []
+    for a in itertools.combinations(rest, 2):
+        for b in itertools.combinations([c for c in rest if c not in a], 2):
+            h0.append(sum(1 << c for c in a))
+            h1.append(sum(1 << c for c in b))
+    return np.array(h0, dtype=np.int64), np.array(h1, dtype=np.int64)
+
+
+def _duo_solve(pool: int, iterations: int) -> RangeSolve:
+    hands = _duo_pairs(pool)
+    exp = expand(PublicRoot(0, 0, pool, (0, 0), 0, DUO), hands, np.zeros(len(hands[0]), np.int64), None)
+    return RangeSolve(history_tree(exp, 0, np.arange(len(hands[0])), np.ones(len(hands[0]))), iterations)
+
+
+def _pools() -> list[int]:
+    non_jacks = [c for c in DUO.cards if rank(c) != JACK]
+    return [sum(1 << c for c in pc) for pc in itertools.combinations(non_jacks, DUO.pool_size)]
+
+
+def test_range_solve_of_a_one_round_game_equals_the_exact_solver():
+    """duo is one round: the range solve of each pool over every pair of hands, averaged over the
+    pools (each as likely), is the game's value that the exact solver of part 1 finds."""
+    exact = HiddenCFR(build_tree(DUO), HiddenCFRConfig("dcfr"))
+    exact.iterate(1000)
+    policy = exact.average_policy()
+    assert exact.exploitability(policy) < 1e-7
+    solves = [_duo_solve(pool, 1000) for pool in _pools()]
+    assert max(s.cfr.exploitability(s.policy) for s in solves) < 1e-7
+    mean = float(np.mean([s.cfr.value(s.policy) for s in solves]))
+    assert mean == pytest.approx(exact.value(policy), abs=1e-6)
+
+
+def test_a_re_solve_after_the_opponents_move_is_no_more_exploitable_than_the_blueprint():
+    """The blueprint: a short solve of duo's round (exploitable). After Alex's move and Bob's
+    reply, Alex re-solves the rest with the gadget; its strategy spliced into the blueprint gives
+    Bob's best response no more than the blueprint did, at every public node of that depth."""
+    checked = 0
+    for pool in _pools()[:3]:
+        blueprint = _duo_solve(pool, 4)
+        exp = blueprint.rt.expansion
+        before = blueprint.cfr.best_response(blueprint.policy, 1)[0]  # Alex's margin: Bob minimizes it
+        for pub in np.unique(exp.pub[2]).tolist():
+            nodes, weight, gadget = blueprint.resolve_inputs(2, pub, epsilon=0.1)
+            resolved = RangeSolve(history_tree(exp, 2, nodes, weight, gadget), 200)
+            after = blueprint.cfr.best_response(splice(blueprint, resolved, 0), 1)[0]
+            assert after >= before - 1e-9
+            checked += 1
+    assert checked >= 10
+
+
+def _two_views() -> tuple[HiddenGame, HiddenGame]:
+    """Two games that Alex cannot tell apart after two moves each: Bob's unplayed card and an
+    undealt card swap places."""
+    deck = Deck.from_seed(11)
+    games = [HiddenGame(deck)]
+    moves = []
+    for _ in range(4):
+        g = games[0]
+        a = g.state.legal_actions()[0]
+        moves.append(a)
+        g.apply(a)
+    bob_left = games[0].state.hands[1]
+    cards = list(deck.cards)
+    swap_from = next(i for i in range(8, 12) if bob_left >> cards[i] & 1)
+    cards[swap_from], cards[20] = cards[20], cards[swap_from]
+    other = HiddenGame(replace(deck, cards=tuple(cards)))
+    for a in moves:
+        other.apply(a)
+    assert other.state.hands[1] != games[0].state.hands[1]
+    assert other.observation(0) == games[0].observation(0)
+    return games[0], other
+
+
+def test_the_belief_state_is_built_from_the_information_state_alone():
+    """The same information state with another opponent hand: the same belief state, strategy and
+    move; the opponent's range holds only cards Alex has not seen (or saw Bob play this round),
+    its true hand at most one of them, with the same weight as every other."""
+    first, second = _two_views()
+    info = first.observation(0)
+    b1, b2 = belief_state(info, 4, 0, seed=3), belief_state(second.observation(0), 4, 0, seed=3)
+    fields = lambda b: (*b.hands, b.pairs, b.weight, b.remaining)  # noqa: E731
+    assert all(np.array_equal(x, y) for x, y in zip(fields(b1), fields(b2), strict=True))
+    opp_played = info.played_this_round(1)
+    assert all((h & ~opp_played) & ~info.unseen == 0 for h in b1.hands[1].tolist())
+    assert all(h & opp_played == opp_played for h in b1.hands[1].tolist())
+    assert int(b1.hands[0][0]) == info.hand | info.played_this_round(0)
+    assert len(set(b1.weight.tolist())) == 1
+    agents = [CFRAgent(3, 4, seed=1), CFRAgent(3, 4, seed=1)]
+    s1, s2 = agents[0].strategy(info), agents[1].strategy(second.observation(0))
+    assert s1[0] == s2[0] and np.allclose(s1[1], s2[1]) and abs(s1[1].sum() - 1) < 1e-9
+    assert agents[0].choose(info) == agents[1].choose(second.observation(0))
+
+
+def test_the_agent_plays_a_small_variant_to_the_end():
+    """On tiny (exact boundary between its two deals) the agent plays legal moves, re-solving
+    within the round, and its strategy sums to 1."""
+    from pasur.hidden.agents import GreedyAgent
+    from pasur.hidden.game import play_hidden
+
+    agent = CFRAgent(4, 16, seed=0)
+    seen = []
+    result = play_hidden(
+        Deck.from_seed(2, get_variant("tiny")),
+        (agent, GreedyAgent()),
+        on_move=lambda info, a: seen.append(info.stage),
+    )
+    assert result.state.is_terminal
+    assert len([s for s in seen if s.endswith(".0")]) == 4
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("cfr:0", "hands per side must be an integer from 1 to 64"),
+        ("cfr:65", "hands per side"),
+        ("cfr:4:it0", "iterations (:itN) must be an integer from 1 to 10,000"),
+        ("cfr:4:bogus", "unknown or repeated option 'bogus'"),
+        ("cfr:4:fixed:fixed", "unknown or repeated option 'fixed'"),
+        ("cfr:4:it5:it6", "unknown or repeated option 'it6'"),
+    ],
+)
+def test_bad_specs_are_refused_in_one_line(spec, message):
+    with pytest.raises(PasurInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        make_agent(spec)
+
+
+def test_specs_set_hands_iterations_and_re_solving():
+    agent = make_agent("cfr:6:it20:fixed", seed=2)
+    assert (agent.name, agent.hands, agent.iterations, agent.resolve, agent.seed) == (
+        "cfr:6:it20:fixed",
+        6,
+        20,
+        False,
+        2,
+    )
+    default = make_agent("cfr")
+    assert (default.hands, default.iterations, default.resolve) == (4, 32, True)
