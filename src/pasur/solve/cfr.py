@@ -335,7 +335,7 @@ class RoundCFR:
         self._stale = {ALEX, 1 - ALEX}  # players whose reach must be recomputed
         self._focus = None  # (the whole round's layers and state, selected edges per layer) while focused
         self._coef = torch.zeros(len(COEFFICIENTS), dtype=self.dtype, device=device)
-        self._graph = IterationGraph(self._fused_iteration, device, enabled=graphs and params.method in GRAPH_METHODS)
+        self._graph = IterationGraph(device, enabled=graphs and params.method in GRAPH_METHODS)
         self.groups = group_layers(self) if fused else []
 
     @property
@@ -533,7 +533,7 @@ class RoundCFR:
                 self._cfr_pass(group)
             return
         self._set_coefficients()
-        self._stale = set(self._graph.run(frozenset(self._stale)))
+        self._stale = set(self._graph.run(self._fused_iteration, frozenset(self._stale)))
 
     def _update_groups(self) -> list[tuple[int, ...]]:
         return [(ALEX,), (1 - ALEX,)] if self.params.updates == "alternating" else [(ALEX, 1 - ALEX)]

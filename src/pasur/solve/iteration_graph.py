@@ -23,11 +23,12 @@ RING = 64
 
 
 class IterationGraph:
-    """Runs ``body()`` (one iteration, returning the solver's host-side state after it, which
-    must be the state it started from for a capture to be valid) eagerly or as a replayed graph."""
+    """Runs an iteration's ``body()`` (returning the solver's host-side state after it, which must
+    be the state it started from for a capture to be valid) eagerly or as a replayed graph. It keeps
+    no reference to the body's solver (no cycle: a dropped solver frees its memory at once)."""
 
-    def __init__(self, body: Callable[[], object], device: torch.device, enabled: bool = True) -> None:
-        self.body, self.device = body, device
+    def __init__(self, device: torch.device, enabled: bool = True) -> None:
+        self.device = device
         self.enabled = enabled and device.type == "cuda" and torch.cuda.is_available()
         self.graph: torch.cuda.CUDAGraph | None = None
         self.state_after = None
@@ -55,28 +56,28 @@ class IterationGraph:
         self._events[k] = torch.cuda.Event()
         self._events[k].record()
 
-    def run(self, state_before) -> object:
+    def run(self, body: Callable[[], object], state_before) -> object:
         """One iteration: replayed when captured, else eager; on CUDA, an eager iteration whose
         host-side state comes back unchanged runs as the warm-up and is then captured."""
         if self.graph is not None:
             self.graph.replay()
             return self.state_after
         if not self.enabled or self.failed is not None:
-            return self.body()
+            return body()
         side = torch.cuda.Stream(device=self.device)
         side.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(side):
-            state_after = self.body()
+            state_after = body()
         torch.cuda.current_stream(self.device).wait_stream(side)
         if state_after == state_before:
-            self._capture(state_after)
+            self._capture(body, state_after)
         return state_after
 
-    def _capture(self, state) -> None:
+    def _capture(self, body: Callable[[], object], state) -> None:
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(graph):
-                after = self.body()
+                after = body()
         except RuntimeError as exc:  # an operation that cannot be captured: stay eager
             self.failed = str(exc)
             warnings.warn(f"CFR iteration not captured as a CUDA graph, running eagerly: {exc}", stacklevel=3)
