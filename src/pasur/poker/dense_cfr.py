@@ -129,7 +129,8 @@ class DenseCFR(UpdatePasses):
 
         depth = max(1, max(sum(1 for m, _ in p if t.actor[m] == q) for p in paths for q in (0, 1)))
         # int32 indices where they fit: the gathers and the sum read half the index bytes
-        itype = torch.int32 if 2 * (F + 2) + F // A + 1 < 2**31 else torch.int64
+        largest = max(2 * (F + 2) + F // A + 1, len(term) * BF * H * (depth + 1))
+        itype = torch.int32 if largest < 2**31 else torch.int64
         lt = lambda a: torch.as_tensor(a, dtype=itype, device=dev)  # noqa: E731
         self.gather_idx, self.keep_idx, self.add_idx, self.n_reach = [], [], [], []
         for p in (0, 1):
