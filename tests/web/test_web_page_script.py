@@ -145,7 +145,7 @@ def used_keys() -> set[str]:
     """Every key the page uses: ``data-t`` attributes of index.html and every string literal of its
     scripts that has a key's form (``"table.your_turn"``; outside the catalog itself)."""
     used = set(re.findall(r'data-t="([^"]+)"', (STATIC / "index.html").read_text(encoding="utf-8")))
-    for f in ("app.js", "tables.js", "strings.js"):
+    for f in ("app.js", "tables.js", "teach.js", "strings.js"):
         src = (STATIC / f).read_text(encoding="utf-8")
         if f == "strings.js":
             src = src[src.index("\n};\n") :]
@@ -225,7 +225,7 @@ def test_the_scripts_write_no_english_literal():
     """A static look at the scripts: no string with letters goes straight to the page (``text:``,
     ``textContent =``, ``say(``, ``alert(``): each comes from ``t(...)`` or a function built on it."""
     bad = []
-    for f in ("app.js", "tables.js"):
+    for f in ("app.js", "tables.js", "teach.js"):
         for n, line in enumerate((STATIC / f).read_text(encoding="utf-8").splitlines(), 1):
             code = line.split("//")[0]
             if re.search(r"""(text:\s*|textContent\s*=\s*|\bsay\(|\balert\()["'`][^"'`]*[A-Za-z]""", code):

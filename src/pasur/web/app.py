@@ -36,6 +36,7 @@ from pasur.web.service import BadInput, GameError, GameService
 from pasur.web.store import Store
 from pasur.web.tables import TableService
 from pasur.web.tables_api import add_table_routes
+from pasur.web.teach import add_teach_routes
 
 STATIC = Path(__file__).with_name("static")
 log = logging.getLogger("pasur.web")
@@ -94,6 +95,7 @@ def create_app(
     add_page(api)
     add_game_routes(api, service, allow_seeds=allow_seeds)
     add_table_routes(api, hub, allow_seeds=allow_seeds)
+    add_teach_routes(api)
     return api
 
 

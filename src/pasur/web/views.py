@@ -20,6 +20,7 @@ from pasur.game.cards import HAND_SIZE, N_ROUNDS, cards_of, format_card, format_
 from pasur.game.rules import Action, is_sur
 from pasur.game.state import FINAL_ROUND, PLAYER_NAMES
 from pasur.hidden.infostate import InfoState, Move
+from pasur.web.teach import move_why
 
 if TYPE_CHECKING:
     from pasur.game.match import HandScore
@@ -31,6 +32,11 @@ def card_list(mask: int) -> list[str]:
 
 def action_json(a: Action) -> dict:
     return {"card": format_card(a.card), "captured": card_list(a.captured), "text": a.describe(unicode=True)}
+
+
+def legal_json(a: Action, info: InfoState) -> dict:
+    """A legal move with ``why``: what it captures and why, from the pool and the round (public)."""
+    return {**action_json(a), "why": move_why(a, info.pool, info.round, variant=info.variant)}
 
 
 def parse_action(card: str, captured: list[str]) -> Action:
@@ -127,7 +133,7 @@ def hand_view(info: InfoState, score: HandScore | None = None) -> dict:
         "players": players,
         "cards_to_deal": cards_to_deal(info),
         "last_capturer": None if info.last_capturer is None else _who(info.last_capturer, me),
-        "legal": [action_json(a) for a in info.legal_actions()] if info.to_move else [],
+        "legal": [legal_json(a, info) for a in info.legal_actions()] if info.to_move else [],
         "history": history,
         "sweep": sweep,
         "over": info.is_terminal,

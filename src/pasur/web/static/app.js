@@ -304,6 +304,7 @@ function render() {
     hand.append(e);
   }
   renderChoices(myTurn);
+  if (typeof Teach !== "undefined") Teach.render(h, myTurn, selected); // the guide (teach.js)
   $("controls").hidden = view.status !== "playing";
   $("hint").disabled = !myTurn;
   // what the server allows: at a table, only where no other person plays (view.hints); never at a rated one
