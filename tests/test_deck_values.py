@@ -204,6 +204,8 @@ def test_table16_exact_columns_split_the_win_share_and_average_values_on_the_sam
         ("> 4", 3, 2 / 3, 10 / 3),
     ]
     assert "| 2 | mine | > 4 | 3 | 0.67 | 3.33 (3.06) |" in markdown({"mine": recs})
+    lost = [{"alex_jacks": 0, "alex_clubs": c, "exact_value": v, "exact_win": 0.0} for c, v in ((1, -9.0), (2, -1.0))]
+    assert [(r["clubs"], r["value"]) for r in exact_rows(lost)] == [("≤ 1", -9.0), ("> 1", -1.0)]  # the value's split
     assert main([str(tmp_path / "t.md")]) == 2
     assert main([str(tmp_path / "t.md"), f"x={tmp_path / 'missing.parquet'}"]) == 2
 

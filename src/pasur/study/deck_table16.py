@@ -33,23 +33,25 @@ def records(path: Path) -> list[dict]:
 
 def exact_rows(recs: list[dict]) -> list[dict]:
     """Per Jacks and side of the split on clubs (the stump on the win share, the target that
-    plays the fair value's part): decks, share Alex wins, and the mean and sd of the exact value
-    on the same decks."""
+    plays the fair value's part; where Alex wins every deck of a Jacks count or none, the stump
+    on the exact value): decks, share Alex wins, and the mean and sd of the exact value."""
+    win, value = split_table(recs, "exact_win"), split_table(recs, "exact_value")
     out = []
-    for row in split_table(recs, "exact_win"):
-        j, label = row["jacks"], row["clubs"]
-        sub = [r for r in recs if r["alex_jacks"] == j and _on_side(r["alex_clubs"], label)]
-        values = np.array([r["exact_value"] for r in sub])
-        out.append(
-            {
-                "jacks": j,
-                "clubs": label,
-                "decks": row["decks"],
-                "wins": row["mean"],
-                "value": float(values.mean()),
-                "value_sd": float(values.std(ddof=1)) if values.size > 1 else None,
-            }
-        )
+    for j in sorted({r["alex_jacks"] for r in recs}):
+        constant = len({r["exact_win"] for r in recs if r["alex_jacks"] == j}) == 1
+        for side in (v for v in (value if constant else win) if v["jacks"] == j):
+            sub = [r for r in recs if r["alex_jacks"] == j and _on_side(r["alex_clubs"], side["clubs"])]
+            values = np.array([r["exact_value"] for r in sub])
+            out.append(
+                {
+                    "jacks": j,
+                    "clubs": side["clubs"],
+                    "decks": len(sub),
+                    "wins": float(np.mean([r["exact_win"] for r in sub])),
+                    "value": float(values.mean()),
+                    "value_sd": float(values.std(ddof=1)) if values.size > 1 else None,
+                }
+            )
     return out
 
 
@@ -72,8 +74,9 @@ def markdown(sets: dict[str, list[dict]]) -> str:
         "# Table 16, exact columns\n",
         "Per number of Jacks Alex is dealt (over his six hands), the depth-1 regression tree on his clubs "
         "(`pasur.study.experiments.split_table`) with the share of decks Alex wins under optimal play as "
-        "its target; on each side, that share and the mean (sd) of the exact value (Alex's points minus "
-        "Bob's, both playing the open-hand game optimally). Ties count as not won.\n",
+        "its target (where he wins all or none of a Jacks count's decks, the exact value as its target); "
+        "on each side, that share and the mean (sd) of the exact value (Alex's points minus Bob's, both "
+        "playing the open-hand game optimally). Ties count as not won.\n",
         "| Jacks | decks set | clubs | decks | share Alex wins | mean exact value (sd) |",
         "|---|---|---|---|---|---|",
     ]
