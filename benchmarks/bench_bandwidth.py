@@ -1,8 +1,10 @@
 """Memory bandwidth of the element-wise kernels CFR is made of, to say what bounds its nanoseconds
 per node: ``copy_``, ``add``, ``index_select`` (int32 indices, in order) and ``scatter_add_``
 (int64 indices, in order) over 50 M float32 values, best of 5 (GB/s counts bytes read plus
-written: 8, 12, 12 and 20 bytes a value). On the CPU with one thread by default; ``--device cuda``
-times the same kernels on a GPU, synchronized around each.
+written: 8, 12, 12 and 20 bytes a value). On the CPU with one thread by default, timed in this
+process's CPU time (a machine shared with other jobs takes the core away at times; the wall
+clock would count that); ``--device cuda`` times the same kernels on a GPU in wall time,
+synchronized around each.
 
     python benchmarks/bench_bandwidth.py [--device cuda] [--threads 1] [--json FILE]
 """
@@ -18,15 +20,16 @@ import torch
 
 
 def _best(run, device: torch.device, repeats: int = 5) -> float:
+    clock = time.perf_counter if device.type == "cuda" else time.process_time
     best = float("inf")
     for _ in range(repeats):
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        t0 = time.perf_counter()
+        t0 = clock()
         run()
         if device.type == "cuda":
             torch.cuda.synchronize(device)
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, clock() - t0)
     return best
 
 
