@@ -6,8 +6,8 @@ and adds a cache-resident copy, the roof of a table as small as Leduc's.
 
 Two counts per iteration:
 
-* **executed**: every operation of the dense pass as written (``pasur.poker.dense_cfr``), each
-  tensor it reads and writes counted once per operation, as if nothing stayed in cache;
+* **executed**: every aten operation of one more iteration, counted as it runs (:class:`ByteCounter`),
+  each tensor it reads and writes counted whole, once per operation, as if nothing stayed in cache;
 * **compulsory**: what any implementation of the same iteration must touch: per pass, the regrets
   and the average's sums read and written, the current strategy read and written, and (dense CFR)
   the index tables and payoff matrices read once.
@@ -18,6 +18,8 @@ from __future__ import annotations
 import time
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 
 def _best_seconds(run, device: str, repeats: int) -> float:
@@ -58,40 +60,63 @@ def measured_bandwidth(device: str = "cpu", n: int = 50_000_000, small: int = 32
     return out
 
 
-def _pass_bytes(s, p: int) -> int:
-    """Bytes the operations of one dense pass for player ``p`` read and write."""
-    e, idx = s.regret.element_size(), s.gather_idx[p].element_size()
-    G, A = s.regret.shape
-    GA = G * A
-    ZBH, D = s.Z * s.BF * s.H, s.depth
-    n_g, k, nr = s.gather_idx[p].numel(), s.keep_idx[p].numel(), s.n_reach[p]
-    n_prods, n_sum = nr + ZBH, 2 * k + nr
-    traverse = (
-        s._buf.numel() * e  # zero_
-        + n_g * (idx + 2 * e)  # index_select of the path entries
-        + n_prods * (D + 1) * e  # prod
-        + (s.mats[p].numel() + 2 * ZBH) * e  # bmm
-        + 2 * ZBH * D * e  # cumprod
-        + (2 * ZBH * D + ZBH) * e  # mul_ by u
-        + k * (idx + 2 * e)  # index_select of the real edges
-        + 2 * k * e  # abs
-        + n_sum * (idx + 3 * e)  # index_add_ (read source, read and write destination)
-    )
-    # mul, mm, sub, add, mul_, abs, le (bool out), masked_fill_ (bool in)
-    instantaneous = (5 * GA + (2 * GA + 2 * G) + 2 * (2 * GA + G) + 3 * 2 * GA + 2 * GA) * e + 2 * GA
-    updates = (4 * GA + (3 * GA + G) + 2 * GA) * e  # regrets' addcmul_, average's addcmul_, CFR+'s floor
-    # clamp_min, mul_ legal, mm, le (bool out), copy_ (bool in), addcmul_ uniform, add_, div_
-    matching = (2 * GA + 3 * GA + (GA + G) + G + G + (3 * GA + G) + 3 * G + (2 * GA + G)) * e + 2 * G
-    return traverse + instantaneous + updates + matching
+#: gathers: the source is read only where indexed (as many values as the result holds)
+GATHERS = {"index_select", "gather", "take", "index"}
+#: scatters into their first argument: it is read and written only where indexed
+SCATTERS = {"index_add_", "index_add", "scatter_add_", "scatter_add", "index_put_", "scatter_", "scatter_reduce_"}
+
+
+def _nbytes(x) -> int:
+    return x.numel() * x.element_size() if isinstance(x, torch.Tensor) else 0
+
+
+class ByteCounter(TorchDispatchMode):
+    """Counts the bytes every aten operation run under it reads and writes: each tensor argument
+    (the ``out=`` buffer excepted) as read and each result as written, counted whole, except a
+    gather's source and a scatter's destination, of which only the indexed values (as many as the
+    gather's result or the scatter's source holds) are read (and written); views move nothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes = 0
+        self.ops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if func.is_view:
+            return out
+        name = func.overloadpacket.__name__
+        inputs = [x for x in tree_flatten((args, {k: v for k, v in kwargs.items() if k != "out"}))[0]]
+        outputs = [x for x in tree_flatten(out)[0]]
+        if name in GATHERS:  # the source read where indexed: as many values as the result
+            inputs = inputs[1:]
+            n = sum(map(_nbytes, inputs)) + 2 * sum(map(_nbytes, outputs))
+        elif name in SCATTERS:  # the destination read and written where the source goes
+            moved = max(map(_nbytes, inputs[1:]), default=0)
+            n = sum(map(_nbytes, inputs[1:])) + 2 * moved
+        else:
+            n = sum(map(_nbytes, inputs)) + sum(map(_nbytes, outputs))
+        self.bytes += n
+        self.ops += 1
+        return out
+
+
+def executed(run) -> tuple[int, int]:
+    """Bytes read and written, and aten operations, of ``run()`` (:class:`ByteCounter`)."""
+    with ByteCounter() as counter:
+        run()
+    return counter.bytes, counter.ops
 
 
 def dense_cfr_traffic(solver) -> dict:
     """Executed and compulsory bytes of one alternating iteration of a ``DenseCFR`` (two passes),
-    and per slot (row, key, action) of its tables and per terminal history."""
+    and per slot (row, key, action) of its tables and per terminal history (the executed ones
+    counted on one more iteration of ``solver``)."""
     s = solver
     e = s.regret.element_size()
     GA = s.regret.numel()
-    executed = sum(_pass_bytes(s, p) for p in (0, 1))
+    executed_bytes, ops = executed(lambda: s.iterate(1))
     fixed = sum(
         sum(x.numel() * x.element_size() for x in (s.gather_idx[p], s.keep_idx[p], s.add_idx[p]))
         + s.mats[p].numel() * e
@@ -104,28 +129,32 @@ def dense_cfr_traffic(solver) -> dict:
         "dtype": str(s.regret.dtype),
         "slots": GA,
         "terminal_histories": histories,
-        "executed_bytes": executed,
+        "operations": ops,
+        "executed_bytes": executed_bytes,
         "compulsory_bytes": compulsory,
-        "executed_bytes_per_slot": executed / GA,
+        "executed_bytes_per_slot": executed_bytes / GA,
         "compulsory_bytes_per_slot": compulsory / GA,
-        "executed_bytes_per_history": executed / histories,
+        "executed_bytes_per_history": executed_bytes / histories,
     }
 
 
 def lossless_traffic(solver) -> dict:
-    """Compulsory bytes of one alternating iteration of the lossless solver (``EmbeddingCFR`` with
-    identity embeddings): each player's regrets and average's sums read and written once, the
-    current strategy written once and read by both passes (7 passes over a table's size). The
-    traversal's own intermediates are not counted: a lower bound on the traffic."""
+    """Executed bytes of one more alternating iteration of the lossless solver (``EmbeddingCFR``
+    with identity embeddings), and its compulsory ones: each player's regrets and average's sums
+    read and written once, the current strategy written once and read by both passes (7 passes
+    over a table's size)."""
     tables = [*solver.regret]
     values = sum(t.numel() for t in tables)
     e = tables[0].element_size()
     compulsory = 7 * values * e
+    executed_bytes, ops = executed(lambda: solver.iterate(1))
     return {
         "solver": "lossless (EmbeddingCFR, identity Phi), DCFR, alternating",
         "dtype": str(tables[0].dtype),
         "slots": values,
-        "executed_bytes": None,
+        "operations": ops,
+        "executed_bytes": executed_bytes,
         "compulsory_bytes": compulsory,
+        "executed_bytes_per_slot": executed_bytes / values,
         "compulsory_bytes_per_slot": compulsory / values,
     }
