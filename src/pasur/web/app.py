@@ -132,6 +132,15 @@ def add_page(api: FastAPI) -> None:
     def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
+    # the service worker and the manifest at the root: a worker's scope is its folder, and the page is "/"
+    @api.get("/sw.js", include_in_schema=False)
+    def service_worker() -> FileResponse:
+        return FileResponse(STATIC / "sw.js", media_type="text/javascript", headers={"Cache-Control": "no-cache"})
+
+    @api.get("/manifest.webmanifest", include_in_schema=False)
+    def manifest() -> FileResponse:
+        return FileResponse(STATIC / "manifest.webmanifest", media_type="application/manifest+json")
+
     api.mount("/static", StaticFiles(directory=STATIC), name="static")
 
 
