@@ -69,12 +69,12 @@ def test_the_rules_panel_and_the_guide_in_english_and_persian(live_server, brows
             assert "no capture" in text
         else:
             assert f"a {why['rule'].capitalize()} takes" in text
+    _shot(d, tmp_path, "web-guide-en.png")
     # a card chosen: only its moves
     card = legal[-1]["card"]
     d.find_element("css selector", f"#hand [data-card='{card}']").click()
     lines = _guide_lines(d)
     assert lines and {c for c, _ in lines} == {card} and len(lines) == sum(a["card"] == card for a in legal)
-    _shot(d, tmp_path, "web-guide-en.png")
     # Persian: the game resumes with the guide on, in Persian words and digits
     d.find_element("css selector", "#lang-switch [data-lang='fa']").click()
     wait.until(_ready)
