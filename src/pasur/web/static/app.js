@@ -148,7 +148,16 @@ async function api(method, path, body, token) {
   const tok = token === undefined ? game && game.token : token;
   if (tok) headers["X-Pasur-Token"] = tok;
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  // a game against the AI on this device (offline/offline.js): answered in the browser
+  if (typeof Offline !== "undefined" && Offline.handles(method, path)) return Offline.api(method, path, body);
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (e) {
+    // the server cannot be reached: the levels and a new AI game come from this device instead
+    if (typeof Offline !== "undefined" && Offline.fallback(method, path)) return Offline.api(method, path, body);
+    throw e;
+  }
   let data = null;
   try {
     data = await res.json();
