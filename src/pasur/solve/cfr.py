@@ -195,11 +195,15 @@ class _Layer:
         a paper round's memory)."""
         return edges if self.tree_like else gather(self.child, edges)
 
-    def tremble(self, eps: float) -> None:
-        """Set :attr:`floor` and :attr:`spread` for a tremble ``eps`` (capped at ``1 / (2k)``)."""
-        if eps > 0:
+    def tremble(self, eps: float, floor: torch.Tensor | None = None, spread: torch.Tensor | None = None) -> None:
+        """Set :attr:`floor` and :attr:`spread` for a tremble ``eps`` (capped at ``1 / (2k)``),
+        written into ``floor`` and ``spread`` when given (the same values: ``-x + 1`` is ``1 - x``)."""
+        if eps > 0 and floor is None:
             self.floor = torch.clamp_max(self.uniform * 0.5, eps)
             self.spread = 1.0 - self.floor / self.uniform
+        elif eps > 0:
+            self.floor = torch.clamp_max(self.uniform * 0.5, eps, out=floor)
+            self.spread = torch.div(self.floor, self.uniform, out=spread).neg_().add_(1.0)
 
 
 @dataclass
@@ -317,19 +321,22 @@ class RoundCFR:
                 )
             )
             del parent, child, gt_edge
-        for L in self.layers:
-            L.tremble(params.tremble)
-        # reach probabilities of Alex and Bob at the parents of every layer
-        self.reach = [
-            (
-                torch.empty(L.n_parent, dtype=self.dtype, device=device),
-                torch.empty(L.n_parent, dtype=self.dtype, device=device),
-            )
-            for L in self.layers
-        ]
-        self.regret = [torch.zeros_like(L.reward) for L in self.layers]
-        self.avg = [torch.zeros_like(L.reward) for L in self.layers]
-        self.sigma = [L.uniform.clone() for L in self.layers]
+        if fused:  # group_layers makes them, as slices of its flat tensors (nothing held twice)
+            self.reach, self.regret, self.avg, self.sigma = ([None] * len(self.layers) for _ in range(4))
+        else:
+            for L in self.layers:
+                L.tremble(params.tremble)
+            # reach probabilities of Alex and Bob at the parents of every layer
+            self.reach = [
+                (
+                    torch.empty(L.n_parent, dtype=self.dtype, device=device),
+                    torch.empty(L.n_parent, dtype=self.dtype, device=device),
+                )
+                for L in self.layers
+            ]
+            self.regret = [torch.zeros_like(L.reward) for L in self.layers]
+            self.avg = [torch.zeros_like(L.reward) for L in self.layers]
+            self.sigma = [L.uniform.clone() for L in self.layers]
         self._avg_scale = [1.0] * len(self.layers)
         self.it = 0
         self._stale = {ALEX, 1 - ALEX}  # players whose reach must be recomputed

@@ -52,21 +52,27 @@ class LayerGroup:
 
 def group_layers(solver) -> list[LayerGroup]:
     """Lay ``solver``'s layers end to end per mover, copying its regrets, average and strategy into
-    the flat tensors and pointing the solver's per-layer tensors (``regret``, ``avg``, ``sigma``,
-    ``reach``, and each layer's ``q``, ``vpar``, ``tmp``, ``tmp2``) at slices of them."""
+    the flat tensors (or starting them, zero, zero and uniform, where the solver has none yet) and
+    pointing the solver's per-layer tensors (``regret``, ``avg``, ``sigma``, ``reach``, and each
+    layer's ``q``, ``vpar``, ``tmp``, ``tmp2``, ``floor``, ``spread``) at slices of them."""
     groups = []
     dev, dtype = solver.device, solver.dtype
-    for mover in sorted({L.mover for L in solver.layers}):
+    movers = sorted({L.mover for L in solver.layers})
+    # one scratch for all groups (they are updated one after another), as long as the longest
+    longest = max((sum(int(L.parent.shape[0]) for L in solver.layers if L.mover == m) for m in movers), default=0)
+    shared = torch.empty(longest, dtype=dtype, device=dev)
+    for mover in movers:
         ids = [i for i, L in enumerate(solver.layers) if L.mover == mover]
         sizes = [int(solver.layers[i].parent.shape[0]) for i in ids]
         nodes = [solver.layers[i].n_parent for i in ids]
         n_edges, n_nodes = sum(sizes), sum(nodes)
-        edges = [torch.empty(n_edges, dtype=dtype, device=dev) for _ in range(5)]
+        edges = [torch.empty(n_edges, dtype=dtype, device=dev) for _ in range(4)] + [shared[:n_edges]]
         parents = [torch.empty(n_nodes, dtype=dtype, device=dev) for _ in range(3)]
         parent32 = torch.empty(n_edges, dtype=torch.int32, device=dev)
         tree_like = all(solver.layers[i].tree_like for i in ids)
         parent64 = None if tree_like else torch.empty(n_edges, dtype=torch.int64, device=dev)
-        trembles = solver.layers[ids[0]].floor is not None
+        eps = solver.params.tremble
+        trembles = eps > 0
         floor, spread = (torch.empty(n_edges, dtype=dtype, device=dev) for _ in range(2)) if trembles else (None, None)
         e0 = n0 = 0
         for i, e, n in zip(ids, sizes, nodes, strict=True):
@@ -74,13 +80,17 @@ def group_layers(solver) -> list[LayerGroup]:
             torch.add(L.parent32, n0, out=parent32[es])
             if parent64 is not None:
                 torch.add(L.parent, n0, out=parent64[es])
-            for flat, own in zip(edges[:3], (solver.regret, solver.avg, solver.sigma), strict=True):
-                flat[es].copy_(own[i])
+            starts = (0, 0, None)  # where the solver has none yet: zero regrets and average, uniform strategy
+            for flat, own, start in zip(edges[:3], (solver.regret, solver.avg, solver.sigma), starts, strict=True):
+                if own[i] is not None:
+                    flat[es].copy_(own[i])
+                elif start is None:
+                    flat[es].copy_(L.uniform)
+                else:
+                    flat[es].fill_(start)
                 own[i] = flat[es]
             if trembles:
-                floor[es].copy_(L.floor)
-                spread[es].copy_(L.spread)
-                L.floor, L.spread = floor[es], spread[es]
+                L.tremble(eps, floor[es], spread[es])
             L.q, L.tmp, L.tmp2, L.vpar = edges[3][es], edges[4][es], edges[4][es], parents[0][ns]
             solver.reach[i] = (parents[1][ns], parents[2][ns])
             e0, n0 = e0 + e, n0 + n

@@ -6,7 +6,7 @@ below them gives those edges the same iterates, bit for bit, as CFR on the whole
 update is edge by edge, and each parent's sums add its edges in the same order (ascending edge
 ids), whichever other roots are present. The solver's memory is about
 :data:`SOLVER_BYTES_PER_EDGE` bytes per edge, so the paper's deck 49 (315 M edges in round 5)
-needs about 30 GiB solved whole; in parts, only the average strategy of the whole round (4 bytes
+needs about 32 GiB solved whole; in parts, only the average strategy of the whole round (4 bytes
 an edge) is held beside one part's solver. :func:`root_groups` decides from the memory left.
 """
 
@@ -23,8 +23,9 @@ from pasur.solve.gametree import RoundTree
 from pasur.solve.ops import gather
 
 #: memory of a round's solver per edge, its measures' transients included: 98 bytes measured on
-#: the CPU (DCFR with a tremble, the paper's deck 87; results/tail-memory/cfr.md), rounded up
-SOLVER_BYTES_PER_EDGE = 100
+#: the CPU (DCFR with a tremble, the paper's deck 87; results/tail-memory/cfr.md), plus 8 to 11
+#: that the fused layout's group index and scratch add (results/cfr-roofline/memory.txt), rounded up
+SOLVER_BYTES_PER_EDGE = 110
 #: per edge of a part, its edge ids (int64), held while the part is solved
 PART_BYTES_PER_EDGE = 8
 #: per edge of the round, the average strategy assembled from the parts (float32)
