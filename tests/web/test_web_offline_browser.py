@@ -73,9 +73,14 @@ def _load(d, url: str) -> None:
     WebDriverWait(d, 60).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
 
 
+def _levels(d) -> list[str]:
+    return d.execute_script("return [...document.querySelectorAll('#level option')].map((o) => o.value)")
+
+
 def _play_by_clicking(d, level: str, rng: random.Random) -> dict:
     """A new one-hand game against ``level`` played to its end by clicking; the stored record."""
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     wait = WebDriverWait(d, 120)
@@ -86,6 +91,11 @@ def _play_by_clicking(d, level: str, rng: random.Random) -> dict:
         legal = d.execute_script("return view.hand.legal")
         action = rng.choice(legal)
         before = d.execute_script("return view.hand.moves_played")
+        if moves == 2:  # a hint, computed in the browser: every legal move gets a value
+            d.find_element(By.ID, "hint").click()
+            box = wait.until(ec.visibility_of_element_located((By.ID, "hint-box")))
+            assert len(box.find_elements(By.CSS_SELECTOR, "tr")) == len(legal) + 1
+            assert len(box.find_elements(By.CSS_SELECTOR, "tr.best")) >= 1
         d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
         for c in action["captured"]:
             card = d.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
@@ -96,6 +106,8 @@ def _play_by_clicking(d, level: str, rng: random.Random) -> dict:
         wait.until(lambda d, n=before: d.execute_script("return view.hand.moves_played") > n)
     assert moves == 24
     assert d.find_element(By.ID, "result").is_displayed()
+    # the replay needs the server's solver: said so in the page's words
+    wait.until(lambda d: d.find_element(By.ID, "show-replay").text.startswith("Replay unavailable: The replay needs"))
     return d.execute_script("return Offline.games()[game.id]")
 
 
@@ -119,9 +131,11 @@ def _check_against_python(record: dict, shown: list[int], agent) -> None:
 
 def test_the_installed_page_plays_whole_games_with_the_network_cut(server, browser, tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     base, stop = server
     d = browser
+    wait = WebDriverWait(d, 60)
     _load(d, base + "/?delay=0")
     # the service worker installs and keeps every file of the page
     kept = d.execute_async_script(
@@ -133,12 +147,18 @@ def test_the_installed_page_plays_whole_games_with_the_network_cut(server, brows
     )
     assert {"/", "/static/app.js", "/static/offline/agents.js", "/static/offline/policy-weights.json"} <= set(kept)
     assert d.execute_script("return Offline.active()") is False
+    # by choice, with the server up: the levels of this device, and back
+    d.find_element(By.ID, "offline-mode").click()
+    wait.until(lambda d: _levels(d) == ["heuristic", "network"])
+    assert d.execute_script("return Offline.active()") is True and d.find_element(By.ID, "offline-note").is_displayed()
+    d.find_element(By.ID, "offline-mode").click()
+    wait.until(lambda d: _levels(d) == list(FAST))
+    assert not d.find_element(By.ID, "offline-note").is_displayed()
     stop()  # the network is gone: no server answers
     _load(d, base + "/?delay=0")  # the page, from the service worker
     assert d.execute_script("return Offline.active()") is True
     assert d.find_element(By.ID, "offline-note").is_displayed()
-    options = [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#level option")]
-    assert options == ["heuristic", "network"]
+    assert _levels(d) == ["heuristic", "network"]
     rng = random.Random(44)
     record = _play_by_clicking(d, "heuristic", rng)
     row = d.find_element(By.ID, "hand-points")
