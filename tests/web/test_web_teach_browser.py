@@ -6,6 +6,7 @@ shows the reasons of each legal move on the player's turn, in both languages."""
 from __future__ import annotations
 
 from test_web_browser import _shot, browser, live_server  # noqa: F401 (fixtures)
+from test_web_phone import _assert_fits, _assert_on_screen, _assert_touchable
 
 from pasur.web.teach import EXAMPLE_RULES, teach_payload
 
@@ -95,5 +96,22 @@ def test_the_rules_panel_and_the_guide_in_english_and_persian(live_server, brows
     assert d.execute_script(f"return {style}.borderRightWidth") == "3px"  # the start side, mirrored
     assert "۱۱" in examples[0].text and not any(ch.isascii() and ch.isdigit() for ch in examples[0].text)
     _shot(d, tmp_path, "web-teach-fa.png")
+    # on a phone (360 x 740), in Persian: the panel open, then a hand with the guide on, fit the
+    # screen's width, every button a finger's size, the hand and Play on screen
+    phone = (360, 740, True)
+    d.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 360, "height": 740, "deviceScaleFactor": 1, "mobile": True}
+    )
+    d.refresh()
+    wait.until(_ready)
+    _open_panel(d, wait)
+    _assert_fits(d, phone, "the rules panel")
+    _assert_touchable(d, phone, "the rules panel")
+    d.find_element("id", "close-teach").click()
+    d.find_element("id", "start").click()
+    wait.until(_my_turn)
+    assert d.find_element("id", "guide-box").is_displayed()
+    _assert_fits(d, phone, "the guide")
+    _assert_on_screen(d, phone, "the guide")
     severe = [e for e in d.get_log("browser") if e["level"] == "SEVERE"]
     assert severe == [], severe
