@@ -159,12 +159,14 @@ def test_the_installed_page_plays_whole_games_with_the_network_cut(server, brows
     assert d.execute_script("return Offline.active()") is True
     assert d.find_element(By.ID, "offline-note").is_displayed()
     assert _levels(d) == ["heuristic", "network"]
+    assert not d.find_element(By.ID, "friend-setup").is_displayed()  # tables need the server
+    _shot(d, tmp_path, "offline-setup.png")
     rng = random.Random(44)
     record = _play_by_clicking(d, "heuristic", rng)
     row = d.find_element(By.ID, "hand-points")
     shown = [int(row.get_attribute("data-you")), int(row.get_attribute("data-ai"))]
     _check_against_python(record, shown, HeuristicAgent())
-    _shot(d, tmp_path, "web-offline-heuristic.png")
+    _shot(d, tmp_path, "offline-heuristic-end.png")
     # kept on the device: a reload, still offline, shows the finished game
     _load(d, base + "/?delay=0")
     assert d.find_element(By.ID, "result").is_displayed()

@@ -251,6 +251,8 @@ const Offline = (() => {
   function fallback(method, path) {
     if (path !== "/api/levels" && !(method === "POST" && path === "/api/games")) return false;
     set(true);
+    const friends = document.getElementById("friend-setup"); // a table for two needs the server
+    if (friends) friends.hidden = true;
     return true;
   }
 
