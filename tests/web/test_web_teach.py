@@ -222,3 +222,9 @@ def test_the_reasons_in_words_in_english_and_persian():
             assert parts and "teach." not in text and "undefined" not in text, text
             if lang == "fa":
                 assert not re.search(r"[A-Za-z0-9]", text), text
+
+
+def test_a_move_without_reasons_is_written_alone():
+    """The offline game (static/offline/) builds its legal moves without ``why``: the guide then
+    writes the move alone rather than failing (which would stop the page's render)."""
+    assert call_teach(("whyText", [{"card": "5C", "captured": ["6D"]}, None])) == ["5♣ takes 6♦"]

@@ -50,9 +50,10 @@ function whyParts(action, why) {
   return parts;
 }
 
-// a legal move and its reasons in one line: "7♣ takes 4♦: 7 + 4 = 11; +1 club"
+// a legal move and its reasons in one line: "7♣ takes 4♦: 7 + 4 = 11; +1 club" (a move without
+// reasons, as the offline game's, in words alone)
 function whyText(action, why) {
-  return moveText(action) + ": " + whyParts(action, why).join(t("teach.why.sep"));
+  return why ? moveText(action) + ": " + whyParts(action, why).join(t("teach.why.sep")) : moveText(action);
 }
 
 const Teach = (() => {
