@@ -36,9 +36,10 @@ from pasur.hidden.infostate import InfoState
 from pasur.hidden.rangesolve import Expansion, PublicRoot, RangeSolve, expand, history_tree
 from pasur.hidden.worlds import info_seed
 
-#: the opponent's hands are all enumerated when there are at most this many (its last card of a
-#: round; from the fourth deal on, 495 and fewer at the round's start)
-EXACT_HANDS = 500
+#: the opponent's hands are all enumerated when there are at most this many (its last card or two
+#: of a round; at the start of the fifth deal there are 495: sampled, or one solve has thousands
+#: of pairs)
+EXACT_HANDS = 100
 #: rounds solved and kept at most (concurrent games each keep their round's solve)
 CACHE = 64
 

@@ -307,6 +307,9 @@ class RangeSolve:
         acts = self.rt.tree.actions[p][row - self.cfr.row_offset[p]]
         return acts, self.policy[row, : len(acts)].cpu().numpy().astype(np.float64)
 
+    def _tensor(self, x: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(x, device=self.cfr.device)
+
     def action_values(self, exp_level: int, pub: int, hand_id: int) -> np.ndarray:
         """Each action's expected value (Alex's points minus Bob's from the expansion's root) at
         the mover's information set, the other player's and chance's reach weighing its histories."""
@@ -315,14 +318,14 @@ class RangeSolve:
         tl = self.rt.tree_level(exp_level)
         lv, below = self.rt.tree.levels[tl], self.rt.tree.levels[tl + 1]
         reach, values = self.cfr.reach(self.policy), self.cfr.values(self.policy)
-        inside = torch.as_tensor(lv.infoset + self.cfr.row_offset[p]) == row
+        inside = self._tensor(lv.infoset + self.cfr.row_offset[p]) == row
         w = (reach[tl][1 - p] * reach[tl][2]) * inside.to(reach[tl].dtype)
-        child_w = w[torch.as_tensor(below.parent)]
+        child_w = w[self._tensor(below.parent)]
         n_act = len(self.rt.tree.actions[p][row - self.cfr.row_offset[p]])
-        edge = torch.as_tensor(below.edge)
-        num = torch.zeros(n_act, dtype=torch.float64).index_add_(0, edge, child_w * values[tl + 1])
-        den = torch.zeros(n_act, dtype=torch.float64).index_add_(0, edge, child_w)
-        return (num / den.clamp_min(1e-300)).numpy()
+        edge = self._tensor(below.edge)
+        num = torch.zeros(n_act, dtype=torch.float64, device=w.device).index_add_(0, edge, child_w * values[tl + 1])
+        den = torch.zeros(n_act, dtype=torch.float64, device=w.device).index_add_(0, edge, child_w)
+        return (num / den.clamp_min(1e-300)).cpu().numpy()
 
     def resolve_inputs(self, exp_level: int, pub: int, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What a safe re-solve at the public node needs: its histories (expansion nodes), their
@@ -333,8 +336,9 @@ class RangeSolve:
         me = exp.mover(exp_level)
         tl, at, nodes = self._real(exp_level, pub)
         _, br = self.cfr.best_response(self.policy, 1 - me)
-        reach = self.cfr.reach(self.policy)[tl][:, at].numpy()
-        values = self.cfr.values(br)[tl][at].numpy()
+        at_t = self._tensor(at)
+        reach = self.cfr.reach(self.policy)[tl][:, at_t].cpu().numpy()
+        values = self.cfr.values(br)[tl][at_t].cpu().numpy()
         base = reach[me] * reach[2]
         keep = base > 0
         base, opp_reach, values, nodes = base[keep], reach[1 - me][keep], values[keep], nodes[keep]
@@ -365,7 +369,7 @@ def splice(base: RangeSolve, sub: RangeSolve, player: int) -> torch.Tensor:
         at_base = np.searchsorted(b.node[i - b.level], s.node[j])
         rows_b = b.tree.levels[b.tree_level(i)].infoset[at_base] + base.cfr.row_offset[player]
         rows_s = s.tree.levels[s.tree_level(i)].infoset[: len(s.node[j])] + sub.cfr.row_offset[player]
-        rows_b = torch.as_tensor(rows_b)
+        rows_b = torch.as_tensor(rows_b, device=out.device)
         out[rows_b] = 0.0  # the legal actions are the same; sub's table may be narrower
-        out[rows_b, : sub.cfr.A] = sub.policy[torch.as_tensor(rows_s)]
+        out[rows_b, : sub.cfr.A] = sub.policy[torch.as_tensor(rows_s, device=out.device)].to(out.device)
     return out
