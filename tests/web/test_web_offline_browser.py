@@ -8,6 +8,7 @@ the finished game again). Skipped without a browser, except under CI, where it f
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -131,7 +132,7 @@ def _check_against_python(record: dict, shown: list[int], agent) -> None:
 
 def test_the_installed_page_plays_whole_games_with_the_network_cut(server, browser, tmp_path):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     base, stop = server
     d = browser
@@ -154,8 +155,17 @@ def test_the_installed_page_plays_whole_games_with_the_network_cut(server, brows
     d.find_element(By.ID, "offline-mode").click()
     wait.until(lambda d: _levels(d) == list(FAST))
     assert not d.find_element(By.ID, "offline-note").is_displayed()
-    stop()  # the network is gone: no server answers
+    # a game on the server, then the network is gone: no server answers
+    Select(d.find_element(By.ID, "level")).select_by_value("heuristic")
+    d.find_element(By.ID, "start").click()
+    wait.until(_ready)
+    server_game = d.execute_script("return localStorage.getItem('pasur-game')")
+    assert not json.loads(server_game)["id"].startswith("offline-")
+    stop()
     _load(d, base + "/?delay=0")  # the page, from the service worker
+    # the server's game cannot be shown, but stays saved for when the server is back
+    assert d.find_element(By.ID, "setup").is_displayed()
+    assert d.execute_script("return localStorage.getItem('pasur-game')") == server_game
     assert d.execute_script("return Offline.active()") is True
     assert d.find_element(By.ID, "offline-note").is_displayed()
     assert _levels(d) == ["heuristic", "network"]

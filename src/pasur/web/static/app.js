@@ -611,6 +611,10 @@ async function resume() {
     game = JSON.parse(saved);
     view = await api("GET", `/api/games/${game.id}`);
   } catch (e) {
+    if (e instanceof TypeError && game && game.id) {
+      game = null; // the server cannot be reached: its game stays saved for when it can
+      return false;
+    }
     forget();
     return false;
   }
