@@ -321,22 +321,7 @@ class RoundCFR:
                 )
             )
             del parent, child, gt_edge
-        if fused:  # group_layers makes them, as slices of its flat tensors (nothing held twice)
-            self.reach, self.regret, self.avg, self.sigma = ([None] * len(self.layers) for _ in range(4))
-        else:
-            for L in self.layers:
-                L.tremble(params.tremble)
-            # reach probabilities of Alex and Bob at the parents of every layer
-            self.reach = [
-                (
-                    torch.empty(L.n_parent, dtype=self.dtype, device=device),
-                    torch.empty(L.n_parent, dtype=self.dtype, device=device),
-                )
-                for L in self.layers
-            ]
-            self.regret = [torch.zeros_like(L.reward) for L in self.layers]
-            self.avg = [torch.zeros_like(L.reward) for L in self.layers]
-            self.sigma = [L.uniform.clone() for L in self.layers]
+        self._start_state()
         self._avg_scale = [1.0] * len(self.layers)
         self.it = 0
         self._stale = {ALEX, 1 - ALEX}  # players whose reach must be recomputed
@@ -344,6 +329,26 @@ class RoundCFR:
         self._coef = torch.zeros(len(COEFFICIENTS), dtype=self.dtype, device=device)
         self._graph = IterationGraph(device, enabled=graphs and params.method in GRAPH_METHODS)
         self.groups = group_layers(self) if fused else []
+
+    def _start_state(self) -> None:
+        """Zero regrets and average, the uniform strategy, the tremble, and room for the reaches of
+        Alex and Bob at every layer's parents; when fused, :func:`group_layers` makes them instead,
+        as slices of its flat tensors (nothing held twice)."""
+        if self.fused:
+            self.reach, self.regret, self.avg, self.sigma = ([None] * len(self.layers) for _ in range(4))
+            return
+        for L in self.layers:
+            L.tremble(self.params.tremble)
+        self.reach = [
+            (
+                torch.empty(L.n_parent, dtype=self.dtype, device=self.device),
+                torch.empty(L.n_parent, dtype=self.dtype, device=self.device),
+            )
+            for L in self.layers
+        ]
+        self.regret = [torch.zeros_like(L.reward) for L in self.layers]
+        self.avg = [torch.zeros_like(L.reward) for L in self.layers]
+        self.sigma = [L.uniform.clone() for L in self.layers]
 
     @property
     def n_edges(self) -> int:
