@@ -169,15 +169,33 @@ const Offline = (() => {
       [s, step] = play(g, s, await choose(g.level, s), "ai");
       steps.push(step);
     }
-    if (R.isTerminal(s)) {
-      const cp = R.cardPointsWithBonus(s.piles);
-      const me = hand.seat;
-      const before = totalsBefore(g, g.hands.length - 1);
-      const score = R.scoreHand(g.rules, [cp[me], cp[1 - me]], [s.surs[me], s.surs[1 - me]], before);
-      hand.result = { ...score, totals: [before[0] + score.points[0], before[1] + score.points[1]] };
-      g.status = R.matchOver(g.rules.target, g.hands.filter((h) => h.result).length, hand.result.totals) ? "over" : "hand_over";
-    }
+    if (R.isTerminal(s)) finish(g, s);
     return [s, steps];
+  }
+
+  // the last hand's result under the match rules (players: you, the AI), and the game's status
+  function finish(g, s) {
+    const hand = g.hands.at(-1);
+    const cp = R.cardPointsWithBonus(s.piles);
+    const me = hand.seat;
+    const before = totalsBefore(g, g.hands.length - 1);
+    const score = R.scoreHand(g.rules, [cp[me], cp[1 - me]], [s.surs[me], s.surs[1 - me]], before);
+    hand.result = { ...score, totals: [before[0] + score.points[0], before[1] + score.points[1]] };
+    g.status = R.matchOver(g.rules.target, g.hands.filter((h) => h.result).length, hand.result.totals) ? "over" : "hand_over";
+  }
+
+  // a game given by its hands' decks, seats and moves, scored here and shown as the server shows
+  // it (for the tests: the server's games replayed and compared)
+  function viewOfPlayed(g) {
+    const hands = g.hands;
+    g.hands = [];
+    for (const h of hands) {
+      g.hands.push({ ...h, result: null });
+      g.status = "playing";
+      const s = replayHand(h);
+      if (R.isTerminal(s)) finish(g, s);
+    }
+    return view(g);
   }
 
   function deal(g) {
@@ -290,7 +308,7 @@ const Offline = (() => {
     if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => {});
   }
 
-  return { handles, fallback, api, setup, active: () => on, games };
+  return { handles, fallback, api, setup, active: () => on, games, viewOfPlayed };
 })();
 
 if (typeof window !== "undefined" && window.addEventListener) window.addEventListener("DOMContentLoaded", () => Offline.setup());
