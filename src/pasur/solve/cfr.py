@@ -581,8 +581,12 @@ class RoundCFR:
 
     def _fast_reach(self) -> None:
         """Reach at every layer's parents under the current strategy, in place, for the players
-        whose strategy changed since it was last computed (``self._stale``)."""
+        whose strategy changed since it was last computed (``self._stale``). Fused: the scatter-adds'
+        targets are zeroed group by group first (two kernels, not one a layer)."""
+        whole = self.fused and not self.tree_like
         for p in self._stale:
+            for g in self.groups if whole else ():
+                g.reach[p].zero_()
             self.reach[0][p].fill_(1.0)
         for i, L in enumerate(self.layers[:-1]):
             for p in self._stale:
@@ -595,11 +599,16 @@ class RoundCFR:
                     torch.index_select(r, 0, L.parent32, out=L.tmp)
                     if own:
                         L.tmp.mul_(self.sigma[i])
-                    nxt.zero_().scatter_add_(0, L.child, L.tmp)
+                    if not whole:
+                        nxt.zero_()
+                    nxt.scatter_add_(0, L.child, L.tmp)
         self._stale = set()
 
     def _fast_values(self) -> None:
-        """``q`` of every edge and ``vpar`` of every parent under the current strategy, in place."""
+        """``q`` of every edge and ``vpar`` of every parent under the current strategy, in place
+        (fused: the values zeroed group by group first; a layer's are read only once summed)."""
+        for g in self.groups:
+            g.vpar.zero_()
         v = self.terminal
         for i in reversed(range(len(self.layers))):
             L = self.layers[i]
@@ -609,7 +618,9 @@ class RoundCFR:
                 torch.index_select(v, 0, L.child32, out=L.q)
                 L.q.add_(L.reward)
             torch.mul(self.sigma[i], L.q, out=L.tmp)
-            L.vpar.zero_().scatter_add_(0, L.parent, L.tmp)
+            if not self.fused:
+                L.vpar.zero_()
+            L.vpar.scatter_add_(0, L.parent, L.tmp)
             v = L.vpar
 
     def _cfr_pass(self, players: tuple[int, ...]) -> None:
