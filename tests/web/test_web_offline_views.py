@@ -4,8 +4,8 @@ rule), and after every answer the game as stored (each hand's deck, seat and mov
 ``static/offline/offline.js`` under Node, which scores it with ``rules.js`` and builds the view
 the page would show offline. It must be the server's view, key for key (hands, pools, piles,
 points under the match rules, Surs made and scored, history with Surs, the final sweep, the legal
-moves, each hand's result, the match totals, status and winner); only the legal moves' ``why``
-(the server's lessons) is left out offline. Skipped where Node is missing, except under CI."""
+moves with their ``why`` for the guide, each hand's result, the match totals, status and winner).
+Skipped where Node is missing, except under CI."""
 
 from __future__ import annotations
 
@@ -53,10 +53,8 @@ def record(client, game_id: str) -> dict:
 
 
 def served(view: dict) -> dict:
-    """The server's answer less what offline has not: the steps, the token, the moves' ``why``."""
-    out = {k: v for k, v in view.items() if k not in ("steps", "token")}
-    out["hand"] = {**view["hand"], "legal": [{k: v for k, v in a.items() if k != "why"} for a in view["hand"]["legal"]]}
-    return out
+    """The server's answer less the steps (the AI's moves, shown one at a time) and the token."""
+    return {k: v for k, v in view.items() if k not in ("steps", "token")}
 
 
 @pytest.mark.allow_seeds

@@ -72,6 +72,25 @@ const Offline = (() => {
   }
   const actionJson = (a) => ({ card: R.formatCard(a.card), captured: cards(a.captured), text: describe(a) });
 
+  // the reasons of a legal move, for the guide (teach.py's move_why, from the card, the pool and the round)
+  const COURT_RULES = { [R.JACK]: "jack", [R.QUEEN]: "queen", [R.KING]: "king" };
+  function moveWhy(a, pool, round) {
+    const why = { rule: "lay", options: R.capturesFor(a.card, pool).length || 1, taken: R.count(a.captured), cleared: false };
+    Object.assign(why, { sur: false, sur_points: 0, no_sur: null, points: 0, clubs: 0 });
+    if (!a.captured) return why;
+    const r = R.rank(a.card);
+    why.rule = COURT_RULES[r] || "sum";
+    if (r < R.JACK) why.values = [R.value(a.card), ...R.cardsOf(a.captured).map(R.value)];
+    const sur = R.isSur(a, pool, round);
+    why.cleared = a.captured === pool;
+    why.sur = sur;
+    if (why.cleared && !sur) why.no_sur = r === R.JACK ? "jack" : "last_round";
+    why.sur_points = sur ? R.SUR_POINTS : 0;
+    why.points = R.immediatePoints(a, pool, round) - why.sur_points;
+    why.clubs = R.clubsIn(a.captured | R.bit(a.card));
+    return why;
+  }
+
   function totalsBefore(g, upto) {
     const t = [0, 0];
     for (const h of g.hands.slice(0, upto)) if (h.result) for (const p of [0, 1]) t[p] += h.result.points[p];
@@ -118,7 +137,7 @@ const Offline = (() => {
       stage: info.terminal ? "end" : `${s.round}.${s.turn >> 1}.${R.mover(s)}`,
       to_move: info.terminal ? null : who(R.mover(s)), hand: cards(s.hands[me]), pool: cards(s.pool), players,
       cards_to_deal: 2 * R.HAND_SIZE * (R.N_ROUNDS - 1 - s.round), last_capturer: s.last === null ? null : who(s.last),
-      legal: info.toMove ? R.legalActions(info.hand, info.pool).map(actionJson) : [],
+      legal: info.toMove ? R.legalActions(info.hand, info.pool).map((a) => ({ ...actionJson(a), why: moveWhy(a, s.pool, s.round) })) : [],
       history: hist.map(({ pool, left, ...h }) => h), sweep, over: info.terminal,
     };
   }
