@@ -57,3 +57,20 @@ def test_the_worker_and_the_manifest_are_served_at_the_root(client):
 @pytest.mark.parametrize("path", ["/sw.js/x", "/static/sw.js/../../app.py"])
 def test_no_other_file_is_served_beside_them(client, path):
     assert client.get(path).status_code == 404
+
+
+def test_every_file_the_worker_keeps_is_package_data():
+    """An installed wheel holds what the page needs offline: each of the worker's static files
+    matches a ``package-data`` pattern of ``pasur.web`` in pyproject.toml (setuptools' globs do not
+    cross folders)."""
+    import fnmatch
+    import tomllib
+
+    root = Path(pasur.web.__file__).parents[3]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"
+    ]["pasur.web"]
+    for path in worker_files():
+        if path.startswith("/static/"):
+            rel = "static/" + path.removeprefix("/static/")
+            assert any(fnmatch.fnmatch(rel, p) and rel.count("/") == p.count("/") for p in patterns), rel
