@@ -100,6 +100,7 @@ def summarize(rows: list[dict]) -> dict:
 
 def exploit(spec: str, variant: str, device: str) -> dict:
     """The exact exploitability of the agent's mixed strategy on a small variant."""
+    from pasur.hidden.cfr_agent import _round_key
     from pasur.hidden.exact_cfr import HiddenCFR, HiddenCFRConfig, solve
     from pasur.hidden.exact_exploit import exploit_report, info_state
     from pasur.hidden.history_tree import build_tree
@@ -110,8 +111,12 @@ def exploit(spec: str, variant: str, device: str) -> dict:
     table = torch.zeros(solver.n_rows, solver.A, dtype=solver.dtype, device=solver.device)
     t0 = time.perf_counter()
     for p in (0, 1):
-        for i, acts in enumerate(tree.actions[p]):
-            legal, probs = agent.strategy(info_state(tree, p, i))
+        infos = [info_state(tree, p, i) for i in range(tree.n_infosets[p])]
+        # a round's information sets one after the other, so each round is solved once and kept
+        order = sorted(range(len(infos)), key=lambda i: (_round_key(infos[i]), infos[i].turn, i))
+        for i in order:
+            acts = tree.actions[p][i]
+            legal, probs = agent.strategy(infos[i])
             for a, q in zip(legal, probs.tolist(), strict=True):
                 table[solver.row_offset[p] + i, acts.index(a)] = q
     seconds = time.perf_counter() - t0

@@ -167,3 +167,21 @@ def test_specs_set_hands_iterations_and_re_solving():
     )
     default = make_agent("cfr")
     assert (default.hands, default.iterations, default.resolve) == (4, 32, True)
+
+
+def test_when_the_opponent_leaves_the_sampled_hands_the_agent_solves_from_where_it_is():
+    """With one sampled hand a side, Bob's reply is almost surely a card of no sampled hand: the
+    next decision solves from the current position (its expansion starts at that turn), still a
+    distribution over the legal actions."""
+    game = HiddenGame(Deck.from_seed(4))
+    agent = CFRAgent(1, 2, seed=0)
+    game.apply(agent.choose(game.observation(0)))
+    game.apply(game.state.legal_actions()[-1])
+    info = game.observation(0)
+    first = agent._rounds[next(reversed(agent._rounds))]
+    assert first.expansion.root.turn == 0
+    bob_card = info.moves[-1].card
+    assert not np.any((first.expansion.hands[1] >> bob_card) & 1)  # the sample missed Bob's card
+    legal, probs = agent.strategy(info)
+    assert legal == info.legal_actions() and abs(probs.sum() - 1) < 1e-9
+    assert agent._rounds[next(reversed(agent._rounds))].expansion.root.turn == 2

@@ -8,15 +8,17 @@ round, so at the round's start both ranges are uniform: the round's earlier move
 the solve itself, whose histories start at the round's start. The round is solved over every
 disjoint pair of hands by CFR (:mod:`pasur.hidden.rangesolve`), leaves valued by the boundary
 value (the learned one; a small variant's exact one), and the agent samples its move from the
-solved strategy at its true hand's information set.
+solved strategy at its true hand's information set. The opponent's hands are all enumerated when
+they are few (:data:`EXACT_HANDS`); at a round's start they never are, before the last deal.
 
 Later decisions of the same round re-solve safely (``resolve``): the histories below the current
 public node, the ranges there from the previous solve (the agent's own reach; the opponent's,
 mixed with ``epsilon`` of uniform), and the re-solving gadget, so the opponent's best response
 gains no more on any of its hands than against the previous solve (``docs/hidden.md``, "The CFR
 agent"). When the opponent's moves leave the sampled hands (no history of the solve made them),
-the agent samples again and solves from the round's start. Without ``resolve`` it plays the round
-start's solve to the round's end.
+the agent samples again from what it has seen and solves from the current position, every
+consistent hand as likely (what the round's earlier moves said about them is dropped). Without
+``resolve`` it plays the round start's solve to the round's end.
 """
 
 from __future__ import annotations
@@ -109,12 +111,20 @@ def _hands(
     return out
 
 
-def belief_state(info: InfoState, hands: int, exact: int, seed: int) -> BeliefState:
-    """The public belief state of ``info`` (see the module docstring), from ``info`` alone."""
+def belief_state(info: InfoState, hands: int, exact: int, seed: int, *, here: bool = False) -> BeliefState:
+    """The public belief state of ``info`` (see the module docstring), from ``info`` alone: at
+    the round's start (hands as dealt this round), or ``here``, at the current position (hands
+    as held now, every consistent hand as likely: what the round's moves said is dropped)."""
     me, opp = info.player, 1 - info.player
-    root, moves = round_start(info)
-    rng = _round_rng(info, seed)
-    mine_played, opp_played = info.played_this_round(me), info.played_this_round(opp)
+    if here:
+        last = 0 if info.last_capturer is None else info.last_capturer + 1
+        root = PublicRoot(info.round, info.turn, info.pool, info.clubs, last, info.variant)
+        moves: tuple[tuple[int, int], ...] = ()
+        mine_played = opp_played = 0
+    else:
+        root, moves = round_start(info)
+        mine_played, opp_played = info.played_this_round(me), info.played_this_round(opp)
+    rng = _round_rng(info, seed) if not here else info_seed(info, seed)
     opp_hands = _hands(opp_played, info.unseen, info.opponent_hand_size, hands, exact, rng, None)
     true_hand = mine_played | info.hand
     my_hands = _hands(mine_played, info.unseen | info.hand, info.hand.bit_count(), hands, hands, rng, true_hand)
@@ -201,9 +211,10 @@ class CFRAgent(HiddenAgent):
         if state is not None:
             self._rounds.move_to_end(key)
             try:
-                level, pub = state.expansion.public_node(list(moves))
-            except KeyError:
-                state = None
+                level, pub = state.expansion.public_node(list(moves[state.expansion.root.turn :]))
+            except KeyError:  # the opponent's moves left the sampled hands: solve from here
+                state = self._fresh(info, here=True)
+                level, pub = 0, 0
         if state is None:
             state = self._fresh(info)
             level, pub = state.expansion.public_node(list(moves))
@@ -218,9 +229,9 @@ class CFRAgent(HiddenAgent):
             self._rounds.popitem(last=False)
         return state.solve, level, pub, 0
 
-    def _fresh(self, info: InfoState) -> _Round:
-        """Sample the ranges, expand the round from its start and solve it."""
-        b = belief_state(info, self.hands, self.exact, self.seed)
+    def _fresh(self, info: InfoState, here: bool = False) -> _Round:
+        """Sample the ranges, expand the round from its start (or ``here``) and solve it."""
+        b = belief_state(info, self.hands, self.exact, self.seed, here=here)
         pair_hands = (b.hands[0][b.pairs[:, 0]], b.hands[1][b.pairs[:, 1]])
         exp = expand(b.root, pair_hands, b.remaining, self._boundary_for(info))
         exp.hand_id = (b.pairs[:, 0], b.pairs[:, 1])  # the true hand is index 0 of its seat's range
