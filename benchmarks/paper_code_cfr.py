@@ -257,13 +257,13 @@ def value_mapped(tree, layers) -> dict:
     }
 
 
-def our_iteration_seconds(tree, timed: int, device: torch.device) -> tuple[dict[int, float], float]:
+def our_iteration_seconds(tree, timed: int, updates: str, device: torch.device) -> tuple[dict[int, float], float]:
     """Seconds per DCFR iteration of each round's solver alone (mean of ``timed`` after one), and
     this process's CPU seconds per whole-game iteration."""
     out, cpu = {}, 0.0
     for rt in tree.rounds:
         terminal = rt.terminal_value if rt.terminal_value is not None else torch.zeros(rt.n_nodes(rt.end_turn))
-        solver = RoundCFR(rt, terminal, CFRParams(method="dcfr"), device)
+        solver = RoundCFR(rt, terminal, CFRParams(method="dcfr", updates=updates), device)
         solver.iterate()
         _sync(device)
         t0, c0 = time.perf_counter(), time.process_time()
@@ -276,8 +276,9 @@ def our_iteration_seconds(tree, timed: int, device: torch.device) -> tuple[dict[
     return out, cpu
 
 
-def our_solve(tree, target: float, args, device: torch.device) -> dict:
-    """Our DCFR on ``tree`` to a whole-game exploitability ``target``."""
+def our_solve(tree, target: float, updates: str, args, device: torch.device) -> dict:
+    """Our DCFR (``updates``: alternating or simultaneous) on ``tree`` to a whole-game
+    exploitability ``target``."""
     gc.collect()
     mem = Peak(device)
     params = CFRParams(
@@ -286,12 +287,15 @@ def our_solve(tree, target: float, args, device: torch.device) -> dict:
         target_exploitability=target,
         check_every=args.check_every,
         max_iterations=args.max_iterations,
+        updates=updates,
     )
     t0, c0 = time.perf_counter(), time.process_time()
     res = solve_cfr(tree, params, device)
     _sync(device)
     solve_s, solve_cpu_s = time.perf_counter() - t0, time.process_time() - c0
-    print(f"  ours to {target:.2e}: {res.iterations} iterations per round, {res.exploitability:.2e}", flush=True)
+    print(
+        f"  ours ({updates}) to {target:.2e}: {res.iterations} iterations a round, {res.exploitability:.2e}", flush=True
+    )
     return {
         "target_exploitability": target,
         "solve_s": solve_s,
@@ -381,16 +385,34 @@ def one_deck(paper, nd, args, device: torch.device) -> dict:
         for layer in rt.gt.values():
             layer.cmp = None
     release_freed()
-    per_round, cpu = our_iteration_seconds(tree, args.our_timed, device)
-    ours_fig.update(round_s_per_iteration=per_round, s_per_iteration=sum(per_round.values()), cpu_s_per_iteration=cpu)
     targets = [max(c["exploitability"], args.min_target) for c in paper_fig["checkpoints"]]
-    solved: dict[float, dict] = {}  # (one solve per distinct target: several may be --min-target)
+    ours_fig["runs"] = [our_run(tree, targets, u, args, device) for u in args.updates]
+    exact = ours_fig.pop("exact_value")
+    return {
+        "deck": nd.id,
+        "device": str(device),
+        "exact_value": exact,
+        "ours_updates": list(args.updates),
+        "paper": paper_fig,
+        "ours": ours_fig,
+    }
+
+
+def our_run(tree, targets: list[float], updates: str, args, device: torch.device) -> dict:
+    """Our DCFR with one update scheme: seconds per iteration, then a solve to each target (one
+    per distinct target: several may be ``--min-target``)."""
+    per_round, cpu = our_iteration_seconds(tree, args.our_timed, updates, device)
+    solved: dict[float, dict] = {}
     for t in targets:
         if t not in solved:
-            solved[t] = our_solve(tree, t, args, device)
-    ours_fig["solves"] = [solved[t] for t in targets]
-    exact = ours_fig.pop("exact_value")
-    return {"deck": nd.id, "device": str(device), "exact_value": exact, "paper": paper_fig, "ours": ours_fig}
+            solved[t] = our_solve(tree, t, updates, args, device)
+    return {
+        "updates": updates,
+        "round_s_per_iteration": per_round,
+        "s_per_iteration": sum(per_round.values()),
+        "cpu_s_per_iteration": cpu,
+        "solves": [solved[t] for t in targets],
+    }
 
 
 def deck_row(r: dict, mem: str) -> str:
@@ -400,10 +422,12 @@ def deck_row(r: dict, mem: str) -> str:
     its = sum(x["iterations_per_round"] for x in cps)
     p_iter, p_cpu = sum(x["cfr_s"] for x in cps) / its, sum(x["cfr_cpu_s"] for x in cps) / its
     p_mem = max(x["memory"][mem] for x in cps)
-    o_mem = max(x["memory"][mem] for x in o["solves"])
+    o_mem = max(x["memory"][mem] for run in o["runs"] for x in run["solves"])
+    o_iter = " / ".join(f"{run['s_per_iteration']:.4f}" for run in o["runs"])
+    o_cpu = " / ".join(f"{run['cpu_s_per_iteration']:.4f}" for run in o["runs"])
     return (
-        f"| {r['deck']} | {p['tree_nodes']:,} / {o['tree_nodes']:,} | {p_iter:.4f} / {o['s_per_iteration']:.4f} "
-        f"| {p_cpu:.4f} / {o['cpu_s_per_iteration']:.4f} | {p['build_s']:.1f} / {o['build_s']:.1f} "
+        f"| {r['deck']} | {p['tree_nodes']:,} / {o['tree_nodes']:,} | {p_iter:.4f} / {o_iter} "
+        f"| {p_cpu:.4f} / {o_cpu} | {p['build_s']:.1f} / {o['build_s']:.1f} "
         f"| {p['build_memory'][mem]:,.0f}, {p_mem:,.0f} / {o['build_memory'][mem]:,.0f}, {o_mem:,.0f} "
         f"| {cps[-1]['edges_mapped']:,} of {cps[-1]['edges']:,} |"
     )
@@ -412,13 +436,14 @@ def deck_row(r: dict, mem: str) -> str:
 def target_rows(r: dict) -> list[str]:
     """Per checkpoint: the paper's iterations, exploitability and seconds; ours solved to it."""
     rows = []
-    for c, o in zip(r["paper"]["checkpoints"], r["ours"]["solves"], strict=True):
-        its = "/".join(str(o["iterations_per_round"][k]) for k in sorted(o["iterations_per_round"]))
-        rows.append(
-            f"| {r['deck']} | {c['iterations_per_round']} | {c['exploitability']:.2e} | {c['cfr_s']:.1f} "
-            f"| {o['target_exploitability']:.2e} | {its} | {o['exploitability']:.2e} | {o['solve_s']:.1f} "
-            f"| {c['cfr_s'] / max(o['solve_s'], 1e-9):.1f} |"
-        )
+    for run in r["ours"]["runs"]:
+        for c, o in zip(r["paper"]["checkpoints"], run["solves"], strict=True):
+            its = "/".join(str(o["iterations_per_round"][k]) for k in sorted(o["iterations_per_round"]))
+            rows.append(
+                f"| {r['deck']} | {c['iterations_per_round']} | {c['exploitability']:.2e} | {c['cfr_s']:.1f} "
+                f"| {run['updates']} | {o['target_exploitability']:.2e} | {its} | {o['exploitability']:.2e} "
+                f"| {o['solve_s']:.1f} | {c['cfr_s'] / max(o['solve_s'], 1e-9):.1f} |"
+            )
     return rows
 
 
@@ -428,8 +453,9 @@ def write_summary(out: Path, rows: list[dict], device: torch.device, header: str
     lines = [
         *(f"    {ln}" for ln in header.splitlines()),
         "",
-        f"On {device}. Each cell: the paper's code / our DCFR. Seconds per whole-game iteration (one iteration of "
-        "every round); CPU s: this process's; memory: build, solve (the largest of the runs).",
+        f"On {device}. Each cell: the paper's code / our DCFR ({', '.join(rows[0]['ours_updates'])} updates). "
+        "Seconds per whole-game iteration (one iteration of every round); CPU s: this process's; memory: build, "
+        "solve (the largest of the runs).",
         "",
         f"| deck | FGT nodes | s per iteration | CPU s per iteration | build s | {what} | our edges mapped |",
         "|---|---|---|---|---|---|---|",
@@ -439,9 +465,9 @@ def write_summary(out: Path, rows: list[dict], device: torch.device, header: str
         "round, and our DCFR solved to it (at least --min-target); seconds without the builds; our iterations per "
         "round, rounds 0..5.",
         "",
-        "| deck | paper N | paper exploitability | paper CFR s | our target | our iterations | our exploitability "
-        "| our solve s | paper s / ours |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| deck | paper N | paper exploitability | paper CFR s | our updates | our target | our iterations "
+        "| our exploitability | our solve s | paper s / ours |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *(x for r in rows for x in target_rows(r)),
     ]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
@@ -480,6 +506,11 @@ def parse(argv=None) -> argparse.Namespace:
     ap.add_argument("--check-every", type=int, default=10)
     ap.add_argument("--max-iterations", type=int, default=5000, help="cap per round on our solve to the target")
     ap.add_argument("--min-target", type=float, default=1e-4, help="our target is at least this")
+    ap.add_argument(
+        "--updates",
+        default="alternating",
+        help="our DCFR's update schemes, comma-separated (alternating, simultaneous)",
+    )
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     ap.add_argument("--save-strategy", action="store_true", help="write OUT/paper-strategy-<deck>.pt")
     ap.add_argument("--budget-s", type=float, default=0.0, help="skip a deck that may not finish within it (0: none)")
@@ -489,6 +520,9 @@ def parse(argv=None) -> argparse.Namespace:
         args.iterations = sorted({int(x) for x in args.iterations.split(",") if x.strip()})
     except ValueError:
         ap.error(f"--iterations takes whole numbers, comma-separated, got {args.iterations!r}")
+    args.updates = [u.strip() for u in args.updates.split(",") if u.strip()]
+    if not args.updates or any(u not in ("alternating", "simultaneous") for u in args.updates):
+        ap.error("--updates takes alternating and/or simultaneous, comma-separated")
     if (
         not args.iterations
         or args.iterations[0] < 1
