@@ -22,12 +22,13 @@ def worker_files() -> list[str]:
 
 
 def page_files() -> set[str]:
-    """What index.html loads (scripts, stylesheet, icon, manifest) and what its scripts fetch by a
-    literal path (the network's weights) and style.css's font."""
+    """What index.html loads (scripts, stylesheet, icon, manifest), every path its scripts name (the
+    network's weights, the stylesheet teach.js links) and style.css's font."""
     html = (STATIC / "index.html").read_text(encoding="utf-8")
     found = set(re.findall(r'(?:src|href)="(/[^"]+)"', html))
-    for f in STATIC.rglob("*.js"):
-        found |= set(re.findall(r'fetch\("(/static/[^"]+)"', f.read_text(encoding="utf-8")))
+    for f in STATIC.rglob("*.js"):  # a path the scripts fetch or link (the worker's own list aside)
+        if f.name != "sw.js":
+            found |= set(re.findall(r'"(/static/[^"]+)"', f.read_text(encoding="utf-8")))
     css = (STATIC / "style.css").read_text(encoding="utf-8")
     found |= {"/static/" + u for u in re.findall(r'url\("([^"/][^"]*)"\)', css)}
     return found

@@ -16,6 +16,7 @@ const FILES = [
   "/static/tables.js",
   "/static/app.js",
   "/static/teach.js",
+  "/static/teach.css",
   "/static/offline/rules.js",
   "/static/offline/agents.js",
   "/static/offline/offline.js",
