@@ -104,7 +104,7 @@ def solve_cfr(
     progress: Callable[[int, int, float | None], None] | None = None,
     solver_memory: int | None = None,
     *,
-    fused: bool = True,
+    fused: bool | None = None,
     graphs: bool = True,
 ) -> CFRResult:
     """Round-by-round CFR over ``tree`` (rounds 5 -> start); see the module docstring.
