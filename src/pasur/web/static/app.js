@@ -223,6 +223,7 @@ async function startGame(event) {
     const data = await api("POST", "/api/games", body);
     game = { id: data.id, token: data.token };
     localStorage.setItem(STORE_KEY, JSON.stringify(game));
+    rememberGame(data);
     show(["table"]);
     await playSteps(data);
   } catch (e) {
@@ -263,6 +264,7 @@ function playerEl(p, who) {
 
 function render() {
   if (!view) return;
+  const rects = cardRects(); // where the cards were, for the moves that take them away (feelAfter)
   const h = view.hand;
   const m = view.match;
   const sb = $("scoreboard");
@@ -323,6 +325,8 @@ function render() {
   for (const mv of h.history) {
     hist.append(el("li", { text: t("table.said", { who: mv.by === "you" ? t("player.you_short") : opp("short"), move: movedText(mv, mv.sur) }) }));
   }
+  showScoreChip();
+  feelAfter(rects);
 }
 
 function legalOf(card) {
@@ -625,6 +629,220 @@ async function resume() {
   return true;
 }
 
+// -- feel (issue 44, item 6): animations, sounds, the match score in view, this browser's games --
+// One sound setting for the page, off until the player turns it on: the key the tables' turn tone
+// (tables.js) reads too, so one switch governs every sound.
+const SOUND_KEY = "pasur-turn-sound";
+const GAMES_KEY = "pasur-games"; // [{id, token, at}]: the server games this browser started, newest first
+const GAMES_MAX = 30;
+const FLY_MS = 380; // a moving card's flight (style.css: keyframes "fly")
+// tones: [frequency in Hz, seconds], played one after another
+const TONES = {
+  capture: [[523, 0.07], [784, 0.1]],
+  sur: [[659, 0.08], [880, 0.08], [1319, 0.18]],
+  sweep: [[392, 0.07], [523, 0.07], [659, 0.07], [784, 0.12]],
+};
+let tonesPlayed = 0; // how many sounds this page made (a test reads it: the headless browser has no speaker)
+let feelShown = null; // the hand drawn last: { key, moves, swept }, to tell what the new drawing adds
+
+function soundOn() {
+  return localStorage.getItem(SOUND_KEY) === "1";
+}
+
+function reducedMotion() {
+  return Boolean(window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches);
+}
+
+// tones made by Web Audio (nothing loaded), only when the player turned sound on
+function playTones(notes) {
+  if (!soundOn() || !notes.length) return;
+  try {
+    const ctx = new AudioContext();
+    let at = ctx.currentTime;
+    for (const [freq, len] of notes) {
+      const osc = ctx.createOscillator();
+      const gain = ctx.createGain();
+      osc.frequency.value = freq;
+      gain.gain.setValueAtTime(0.07, at);
+      gain.gain.exponentialRampToValueAtTime(0.001, at + len);
+      osc.connect(gain).connect(ctx.destination);
+      osc.start(at);
+      osc.stop(at + len);
+      at += len;
+    }
+    setTimeout(() => ctx.close(), (at - ctx.currentTime) * 1000 + 200);
+    tonesPlayed += 1;
+  } catch (e) {
+    // no audio in this browser: the page plays on silently
+  }
+}
+
+function showSoundSetting() {
+  const on = soundOn();
+  $("sound-toggle").setAttribute("aria-pressed", String(on));
+  $("sound-toggle").textContent = t(on ? "feel.sound_on" : "feel.sound_off");
+  const turn = document.getElementById("turn-sound"); // the tables' checkbox: the same setting
+  if (turn) turn.checked = on;
+}
+
+// where each card of the pool and the hand is drawn now, before the table is drawn again
+function cardRects() {
+  const rects = new Map();
+  for (const e of document.querySelectorAll("#pool [data-card], #hand [data-card]")) rects.set(e.getAttribute("data-card"), e.getBoundingClientRect());
+  return rects;
+}
+
+// copies of `cards` fly from where they were drawn to the pile of `to` ("you", "ai"), then go
+function fly(cards, rects, to, cls) {
+  if (reducedMotion()) return;
+  const target = $(to === "you" ? "you-area" : "ai-area").getBoundingClientRect();
+  const fallback = $("pool").getBoundingClientRect(); // a card never drawn face up here (the AI's)
+  for (const card of cards) {
+    const from = rects.get(card) || fallback;
+    const ghost = el("span", { class: `card ghost ${cls}` + ("DH".includes(card.slice(-1)) ? " red" : "") });
+    ghost.append(el("span", { class: "rank", text: rankText(card) }), el("span", { class: "suit", text: SUITS[card.slice(-1)] }));
+    ghost.setAttribute("aria-hidden", "true");
+    ghost.style.left = `${from.left}px`;
+    ghost.style.top = `${from.top}px`;
+    ghost.style.setProperty("--dx", `${target.left + target.width / 2 - from.left - from.width / 2}px`);
+    ghost.style.setProperty("--dy", `${target.top + target.height / 2 - from.top - from.height / 2}px`);
+    document.body.append(ghost);
+    setTimeout(() => ghost.remove(), FLY_MS + 100);
+  }
+}
+
+// a Sur: a mark over the player who made it, for a moment (still, when motion is not wanted)
+function surMark(by) {
+  const area = $(by === "you" ? "you-area" : "ai-area").getBoundingClientRect();
+  const mark = el("div", { class: "sur-mark" + (reducedMotion() ? "" : " anim-sur"), text: t("feel.sur") });
+  mark.setAttribute("role", "presentation");
+  mark.style.top = `${Math.max(0, area.top + area.height / 2 - 24)}px`;
+  document.body.append(mark);
+  setTimeout(() => mark.remove(), 1200);
+}
+
+// what the new drawing adds to the last one of the same hand: a capture, a Sur, the final sweep
+function feelAfter(rects) {
+  const h = view.hand;
+  const key = `${view.id}/${view.hand_number}`;
+  const last = feelShown;
+  feelShown = { key, moves: h.history.length, swept: Boolean(h.sweep) };
+  if (!last || last.key !== key) return;
+  const tones = [];
+  if (h.history.length === last.moves + 1) {
+    const mv = h.history.at(-1);
+    if (mv.captured.length) {
+      fly([mv.card, ...mv.captured], rects, mv.by, "anim-capture");
+      tones.push(...(mv.sur ? TONES.sur : TONES.capture));
+    }
+    if (mv.sur) surMark(mv.by);
+  }
+  if (h.sweep && !last.swept) {
+    fly(h.sweep.cards, rects, h.sweep.to, "anim-sweep");
+    tones.push(...TONES.sweep);
+  }
+  playTones(tones);
+}
+
+// the match score beside the hand, in view while a hand of a match is played
+function showScoreChip() {
+  const m = view.match;
+  const chip = $("score-chip");
+  chip.hidden = m.target === null;
+  if (m.target === null) return;
+  chip.replaceChildren(t("board.match") + " ", el("b", { text: t("board.match_score", { you: m.totals.you, opp: opp("short"), ai: m.totals.ai, target: m.target }) }));
+}
+
+function myGames() {
+  try {
+    const list = JSON.parse(localStorage.getItem(GAMES_KEY) || "[]");
+    return Array.isArray(list) ? list : [];
+  } catch (e) {
+    return [];
+  }
+}
+
+// a server game just started, kept for the list of this browser's games (a game on this device
+// has no replay: it is not listed)
+function rememberGame(data) {
+  if (String(data.id).startsWith("offline-")) return;
+  const list = [{ id: data.id, token: data.token, at: Date.now() }, ...myGames().filter((g) => g.id !== data.id)];
+  localStorage.setItem(GAMES_KEY, JSON.stringify(list.slice(0, GAMES_MAX)));
+}
+
+// one game of the list: when, against whom, the score, a link to the replay of each finished hand
+function gameEntry(g, v) {
+  const done = v.status === "playing" ? v.hand_number - 1 : v.hand_number;
+  if (done < 1) return null;
+  const match = v.match.target !== null;
+  const pts = match ? v.match.totals : { you: v.result.points[0], ai: v.result.points[1] };
+  const date = new Date(g.at).toLocaleString(LANG === "fa" ? "fa-IR" : "en-GB", { dateStyle: "medium", timeStyle: "short" });
+  const vars = { date, level: levelName(v.level), you: pts.you, opp: t("opp.ai_short"), ai: pts.ai, target: match ? v.match.target : 0 };
+  const li = el("li", { class: "my-game", "data-game": g.id });
+  li.append(el("span", { text: t(match ? "games.match" : "games.hand", vars) + (v.status === "over" ? "" : " " + t("games.in_play")) }));
+  for (let n = 1; n <= done; n++) {
+    const text = match ? t("games.replay_hand", { n }) : t("games.replay");
+    li.append(" ", el("a", { href: `#replay=${encodeURIComponent(g.id)}&hand=${n}`, class: "replay-link", text }));
+  }
+  return li;
+}
+
+// the list of this browser's games, each asked of the server with its own token (a game the
+// server no longer knows is dropped from the list)
+async function openGames() {
+  $("my-games").hidden = false;
+  const list = $("games-list");
+  list.replaceChildren();
+  const kept = [];
+  for (const g of myGames()) {
+    try {
+      const v = await api("GET", `/api/games/${encodeURIComponent(g.id)}`, undefined, g.token);
+      kept.push(g);
+      const li = gameEntry(g, v);
+      if (li) list.append(li);
+    } catch (e) {
+      if (e.status !== 404) kept.push(g); // the server away: the game stays for later
+    }
+  }
+  localStorage.setItem(GAMES_KEY, JSON.stringify(kept));
+  $("games-empty").hidden = list.children.length > 0;
+  $("my-games").scrollIntoView({ block: "nearest" });
+}
+
+// "#replay=ID&hand=N": the replay of a hand of one of this browser's games, with its kept token
+async function onReplayHash() {
+  const hash = new URLSearchParams(location.hash.slice(1));
+  if (!hash.has("replay")) return;
+  history.replaceState(null, "", location.pathname + location.search);
+  const g = myGames().find((x) => x.id === hash.get("replay"));
+  const error = $("games-error");
+  error.hidden = true;
+  if (!g) return;
+  try {
+    const hand = Number(hash.get("hand")) || 1;
+    renderReplay(await api("GET", `/api/games/${encodeURIComponent(g.id)}/replay?hand=${hand}`, undefined, g.token));
+    $("replay").hidden = false;
+    $("replay").scrollIntoView();
+  } catch (e) {
+    error.textContent = t("games.replay_failed", { error: serverText(e.message) });
+    error.hidden = false;
+  }
+}
+
+function feelSetup() {
+  showSoundSetting();
+  $("sound-toggle").addEventListener("click", () => {
+    localStorage.setItem(SOUND_KEY, soundOn() ? "0" : "1");
+    showSoundSetting();
+  });
+  const turn = document.getElementById("turn-sound");
+  if (turn) turn.addEventListener("change", showSoundSetting);
+  $("show-games").addEventListener("click", openGames);
+  $("close-games").addEventListener("click", () => ($("my-games").hidden = true));
+  window.addEventListener("hashchange", onReplayHash);
+  onReplayHash();
+}
+
 window.addEventListener("DOMContentLoaded", async () => {
   applyStrings(document);
   $("lang-switch").setAttribute("aria-label", t("lang.switch"));
@@ -646,6 +864,7 @@ window.addEventListener("DOMContentLoaded", async () => {
   await loadLevels();
   const tables = typeof Tables !== "undefined";
   if (tables) Tables.setup();
+  feelSetup(); // after the tables' setup: their sound checkbox follows the page's one setting
   if (!((tables && (await Tables.resume())) || (await resume()))) show(["setup"]);
   document.body.setAttribute("data-ready", "1");
 });
