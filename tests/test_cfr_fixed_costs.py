@@ -84,18 +84,17 @@ def test_the_first_iteration_discounts_nothing():
 @pytest.mark.parametrize("mode", ["compact", "paper"])
 def test_graphs_give_the_eager_iterates_on_this_device(mode):
     """On a GPU the iteration is captured once and replayed; on the CPU the flag asks for nothing
-    and the solve runs eagerly: either way the iterates are the eager ones (bit for bit on the
-    CPU; on a GPU, scatter-adds sum in no fixed order, so to float rounding)."""
-    # (the device tests' position: on a GPU, ties split by rounding noise stay within 1e-4 there)
-    tree = build_tree(position(0, 5, 0), mode, infosets=False, device=DEVICE)
+    and the solve runs eagerly: either way the solve is the eager one. On the CPU bit for bit; on
+    a GPU the scatter-adds sum in no fixed order, so two eager solves differ too, and where regrets
+    are nearly tied a probability can tip entirely (0.076 and 1.0 were seen on an H100,
+    results/gpu-h100-s3/README.md): there the root value and the exploitability must agree."""
+    tree = build_tree(position(2, 3, 0), mode, infosets=False, device=DEVICE)
     params = CFRParams(method="dcfr", iterations=40, tremble=0.001)
     eager = solve_cfr(tree, params, DEVICE, graphs=False)
     graphed = solve_cfr(tree, params, DEVICE, graphs=True)
     if DEVICE.type == "cpu":
         same_solve(eager, graphed)
         return
-    for key in eager.strategy:
-        torch.testing.assert_close(eager.strategy[key], graphed.strategy[key], atol=1e-4, rtol=0)
     assert graphed.nash_conv == pytest.approx(eager.nash_conv, abs=1e-4)
     assert graphed.root_value == pytest.approx(eager.root_value, abs=1e-4)
 
