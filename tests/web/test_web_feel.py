@@ -42,8 +42,8 @@ def _play_api(base: str, game: dict, until: int, data: dict | None = None) -> di
 
 
 def _second_hand_of_a_match(base: str) -> tuple[dict, dict]:
-    """A match to 62 against ``random`` whose first hand is played out and the second dealt:
-    the game (``id``, ``token``) and the match's totals."""
+    """A match to 62 against ``random`` whose first hand is played out and the second played to
+    its 30th move: the game (``id``, ``token``) and the match's totals."""
     body = {"level": "random", "seat": "alex", "seed": SEED, "rules": {"target": 62}}
     data = httpx.post(f"{base}/api/games", json=body, timeout=120).raise_for_status().json()
     game = {"id": data["id"], "token": data["token"]}
@@ -51,14 +51,15 @@ def _second_hand_of_a_match(base: str) -> tuple[dict, dict]:
     assert data["status"] == "hand_over", data["status"]
     headers = {"X-Pasur-Token": game["token"]}
     data = httpx.post(f"{base}/api/games/{game['id']}/next", headers=headers, timeout=120).raise_for_status().json()
+    data = _play_api(base, game, 30, data)  # a long list of the moves so far: a page taller than the screen
     return game, data["match"]["totals"]
 
 
 @pytest.mark.parametrize("lang", ["en", "fa"])
 def test_the_match_score_stays_in_view_on_a_phone(server, browser, lang):  # noqa: F811
-    """At 390 x 844, the second hand of a match: the match's score (the server's totals, in the
-    page's digits) is on screen at the top, the middle and the end of the page, and nothing runs
-    past the screen's sides."""
+    """At 390 x 844, in the second hand of a match, its moves so far open: the match's score (the
+    server's totals, in the page's digits) is on screen at the top, the middle and the end of the
+    page, and nothing runs past the screen's sides."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -74,6 +75,7 @@ def test_the_match_score_stays_in_view_on_a_phone(server, browser, lang):  # noq
     else:
         want = f"مسابقه شما {you.translate(FA_DIGITS)} – هوش مصنوعی {ai.translate(FA_DIGITS)} (تا ۶۲)"
     tall = d.execute_script("return document.documentElement.scrollHeight")
+    assert tall > PHONE[1] + 300, tall  # the score's place at the top of the table would leave the screen
     for y in (0, tall // 2, tall):
         d.execute_script("window.scrollTo(0, arguments[0])", y)
         chip = d.find_element(By.ID, "score-chip")

@@ -744,7 +744,7 @@ function feelAfter(rects) {
   playTones(tones);
 }
 
-// the match score beside the hand, in view while a hand of a match is played
+// the match score, kept at the top of the screen while a hand of a match is played (style.css)
 function showScoreChip() {
   const m = view.match;
   const chip = $("score-chip");
