@@ -194,3 +194,36 @@ def test_my_games_lists_a_finished_game_and_opens_its_replay(server, browser, la
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#replay-table tr")) == 49)
     assert d.find_element(By.ID, "replay").is_displayed()
     assert d.find_element(By.ID, "games-error").is_displayed() is False
+
+
+def test_the_last_capturer_sweeps_the_pool(server, browser):  # noqa: F811
+    """The last card of a hand against ``greedy`` played on the page (the seeded deal, 46 moves
+    played through the API; a card laid where one may be): the server's view names a final sweep, and one flying copy
+    of class ``anim-sweep`` is added for each card of it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    d = browser
+    # greedy takes no seed: on the seeded deal the whole hand is the same every run
+    data = httpx.post(f"{server}/api/games", json={"level": "greedy", "seat": "alex", "seed": SEED}, timeout=60).json()
+    game = {"id": data["id"], "token": data["token"]}
+    _play_api(server, game, 46, data)  # Alex leads: his last card is move 47, the AI's move 48
+    script = d.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
+    try:
+        _open(d, server, "en", DESKTOP, game)
+        WebDriverWait(d, 60).until(lambda d: d.execute_script(MY_TURN))
+        legal = d.execute_script("return view.hand.legal")
+        move = min(legal, key=lambda a: len(a["captured"]))  # a card laid if one may be: the pool stays
+        d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{move['card']}']").click()
+        for c in move["captured"]:
+            pool_card = d.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
+            if "chosen" not in pool_card.get_attribute("class"):
+                pool_card.click()
+        d.find_element(By.ID, "play").click()
+        WebDriverWait(d, 60).until(lambda d: d.find_element(By.ID, "result").is_displayed())
+        sweep = d.execute_script("return view.hand.sweep")
+        assert sweep and sweep["cards"], sweep  # the seeded deal ends with cards left in the pool
+        swept = [c for c in d.execute_script("return window.__added") if "anim-sweep" in c.split()]
+        assert len(swept) == len(sweep["cards"]), (swept, sweep)
+    finally:
+        d.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", script)
