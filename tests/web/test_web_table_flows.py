@@ -10,10 +10,12 @@ import random
 import re
 
 import pytest
+from fastapi.testclient import TestClient
 from test_web_ratings_api import exact, me, new_player
-from test_web_tables import TOKEN, Seat, open_table, play_moves, running, views
+from test_web_tables import TOKEN, FakeClock, Seat, open_table, play_moves, running, views
 
 from pasur.web import tables as tables_module
+from pasur.web.limits import FAILURES_PER_WINDOW, FailureLimiter
 from pasur.web.players import hand_scores
 from pasur.web.ratings import Rating, rate
 from pasur.web.store import get_table
@@ -73,6 +75,56 @@ def test_unknown_and_malformed_codes(make_client):
         assert client.get(f"/api/tables/by-code/{w['join_code']}").status_code == 404
         client.post(f"/api/tables/{v['id']}/leave", headers={TOKEN: v["token"]})
         assert client.get(f"/api/tables/by-code/{v['join_code']}").status_code == 404
+
+
+def test_wrong_codes_are_limited_per_client(make_client):
+    clock = FakeClock()
+    with running(make_client, clock=clock) as client:
+        v = _open(client)
+        wrong = [c * 6 for c in CODE_ALPHABET if c * 6 != v["join_code"]]
+        for code in wrong[: FAILURES_PER_WINDOW - 1]:
+            assert client.get(f"/api/tables/by-code/{code}").status_code == 404
+        r = client.post(f"/api/tables/{v['id']}/join", json={"invite": wrong[-1]})  # a wrong join counts too
+        assert r.status_code == 404
+        # over the limit: 429 with Retry-After, before any lookup (even the right code waits)
+        for path in (f"/api/tables/by-code/{wrong[0]}", f"/api/tables/by-code/{v['join_code']}"):
+            r = client.get(path)
+            assert r.status_code == 429 and 1 <= int(r.headers["Retry-After"]) <= 60, r.text
+            assert r.json() == {"error": "too many wrong codes: wait a minute and try again"}
+        r = client.post(f"/api/tables/{v['id']}/join", json={"invite": v["join_code"]})
+        assert r.status_code == 429
+        # another client is not held back: the right code finds and joins the table
+        other = TestClient(client.app, client=("203.0.113.7", 40000))
+        assert other.get(f"/api/tables/by-code/{v['join_code'].lower()}").json()["id"] == v["id"]
+        # the first client may try again once a token is back
+        clock.now += int(r.headers["Retry-After"])
+        assert client.get(f"/api/tables/by-code/{wrong[0]}").status_code == 404
+        assert client.get(f"/api/tables/by-code/{wrong[1]}").status_code == 429
+        r = other.post(f"/api/tables/{v['id']}/join", json={"invite": v["join_code"]})
+        assert r.status_code == 200, r.text
+        Seat(client, v["id"], r.json()["token"], 1).check(r.json())
+
+
+def test_the_failure_limiter_forgets_refilled_clients_and_stays_under_its_cap():
+    clock = FakeClock()
+    limiter = FailureLimiter(per_window=3, window_s=60, max_clients=100, clock=clock)
+    for _ in range(3):
+        assert limiter.retry_after("a") is None
+        limiter.failed("a")
+    assert limiter.retry_after("a") == 20  # one token comes back every 60 / 3 s
+    clock.now += 19.5
+    assert limiter.retry_after("a") == 1
+    # many distinct clients (a scan from many addresses): never more than the cap remembered
+    for i in range(5000):
+        limiter.failed(f"10.0.{i // 256}.{i % 256}")
+        assert len(limiter) <= 100
+    # an entry expires: after a window a client is forgotten and starts with a full bucket
+    clock.now += 61
+    limiter.failed("b")
+    assert limiter.retry_after("10.0.19.135") is None
+    for _ in range(60):
+        limiter.failed("b")  # each call drops refilled buckets from the oldest end
+    assert len(limiter) == 1 and limiter.retry_after("b") is not None
 
 
 def test_codes_are_unique_among_waiting_tables(make_client, monkeypatch):

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Body, FastAPI, Path, Query, WebSocket
+from fastapi import Body, FastAPI, Path, Query, Request, WebSocket
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from pasur.game.match import MatchRules
+from pasur.web.limits import TOO_MANY, FailureLimiter
 from pasur.web.live import Hub
 from pasur.web.models import JoinIn, LeaveIn, MoveIn, NewPlayer, NewTable, SeatAiIn, Token
 from pasur.web.players import create_player, ladder_players, player_by_token
-from pasur.web.service import BadInput
+from pasur.web.service import BadInput, NotFound
 
 
 def _answer(update, player: int) -> dict:
@@ -21,8 +23,31 @@ def _answer(update, player: int) -> dict:
     return {**payload["view"], "steps": payload["steps"]}
 
 
+def _client(request: Request) -> str:
+    """The client's address, the key of its failure limit (behind a proxy: what the proxy forwards)."""
+    return request.client.host if request.client else ""
+
+
+def _too_many(seconds: int) -> JSONResponse:
+    return JSONResponse({"error": TOO_MANY}, status_code=429, headers={"Retry-After": str(seconds)})
+
+
 def add_table_routes(api: FastAPI, hub: Hub, *, allow_seeds: bool = False) -> None:
     tables = hub.tables
+    guesses = FailureLimiter(clock=tables.clock)  # failed code lookups and joins, per client
+    api.state.code_guesses = guesses
+
+    async def limited(request: Request, work, *args):
+        """``work(*args)`` unless the client is over its failure limit (429); a 404 counts as a failure."""
+        client = _client(request)
+        wait = guesses.retry_after(client)
+        if wait is not None:
+            return _too_many(wait)
+        try:
+            return await work(*args)
+        except NotFound:
+            guesses.failed(client)
+            raise
 
     @api.post("/api/tables", status_code=201)
     async def new_table(body: NewTable) -> dict:
@@ -39,12 +64,17 @@ def add_table_routes(api: FastAPI, hub: Hub, *, allow_seeds: bool = False) -> No
         return {**_answer(update, seat), "token": token, "invite": invite}
 
     @api.get("/api/tables/by-code/{code}")
-    async def by_code(code: Annotated[str, Path(max_length=32)]) -> dict:
-        return await run_in_threadpool(tables.by_code, code)
+    async def by_code(request: Request, code: Annotated[str, Path(max_length=32)]):
+        return await limited(request, run_in_threadpool, tables.by_code, code)
 
     @api.post("/api/tables/{table_id}/join")
-    async def join(table_id: str, body: JoinIn, token: Token = None) -> dict:
-        update, token, player = await hub.change(table_id, tables.join, table_id, body.invite, body.player_token, token)
+    async def join(request: Request, table_id: str, body: JoinIn, token: Token = None):
+        changed = await limited(
+            request, hub.change, table_id, tables.join, table_id, body.invite, body.player_token, token
+        )
+        if isinstance(changed, JSONResponse):
+            return changed
+        update, token, player = changed
         return {**_answer(update, player), "token": token}
 
     @api.get("/api/tables/{table_id}")
