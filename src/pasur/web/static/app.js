@@ -633,7 +633,7 @@ async function resume() {
 // One sound setting for the page, off until the player turns it on: the key the tables' turn tone
 // (tables.js) reads too, so one switch governs every sound.
 const SOUND_KEY = "pasur-turn-sound";
-const GAMES_KEY = "pasur-games"; // [{id, token, at}]: the server games this browser started, newest first
+const GAMES_KEY = "pasur-games"; // [{id, token, at, kind}]: the server games and tables (kind "table") of this browser, newest first
 const GAMES_MAX = 30;
 const FLY_MS = 380; // a moving card's flight (style.css: keyframes "fly")
 // tones: [frequency in Hz, seconds], played one after another
@@ -762,24 +762,40 @@ function myGames() {
   }
 }
 
-// a server game just started, kept for the list of this browser's games (a game on this device
-// has no replay: it is not listed)
-function rememberGame(data) {
+// a server game just started, or a table this browser sits at (kind "table", from tables.js), kept
+// for the list of this browser's games (a game on this device has no replay: it is not listed)
+function rememberGame(data, kind = "game") {
   if (String(data.id).startsWith("offline-")) return;
-  const list = [{ id: data.id, token: data.token, at: Date.now() }, ...myGames().filter((g) => g.id !== data.id)];
+  const before = myGames().find((g) => g.id === data.id);
+  const entry = { id: data.id, token: data.token, at: before ? before.at : Date.now(), kind };
+  const list = [entry, ...myGames().filter((g) => g.id !== data.id)];
   localStorage.setItem(GAMES_KEY, JSON.stringify(list.slice(0, GAMES_MAX)));
+}
+
+// where the server answers about one of this browser's games or tables
+function gamePath(g) {
+  return `/api/${g.kind === "table" ? "tables" : "games"}/${encodeURIComponent(g.id)}`;
+}
+
+// who the game was against, as the list says it: the AI's level, or at a table the other person
+// (their name, isolated, at a rated table)
+function entryOpponent(g, v) {
+  if (g.kind !== "table" || v.opponent.kind === "ai") return { level: levelName(v.level), opp: t("opp.ai_short") };
+  return { level: tableOpponent(v, "object"), opp: tableOpponent(v, "short") };
 }
 
 // one game of the list: when, against whom, the score, a link to the replay of each finished hand
 function gameEntry(g, v) {
-  const done = v.status === "playing" ? v.hand_number - 1 : v.hand_number;
+  const table = g.kind === "table";
+  const done = table ? v.match.hands.length : v.status === "playing" ? v.hand_number - 1 : v.hand_number;
   if (done < 1) return null;
   const match = v.match.target !== null;
   const pts = match ? v.match.totals : { you: v.result.points[0], ai: v.result.points[1] };
   const date = new Date(g.at).toLocaleString(LANG === "fa" ? "fa-IR" : "en-GB", { dateStyle: "medium", timeStyle: "short" });
-  const vars = { date, level: levelName(v.level), you: pts.you, opp: t("opp.ai_short"), ai: pts.ai, target: match ? v.match.target : 0 };
+  const vars = { date, ...entryOpponent(g, v), you: pts.you, ai: pts.ai, target: match ? v.match.target : 0 };
   const li = el("li", { class: "my-game", "data-game": g.id });
-  li.append(el("span", { text: t(match ? "games.match" : "games.hand", vars) + (v.status === "over" ? "" : " " + t("games.in_play")) }));
+  const notes = (table ? " " + t("games.at_table") : "") + (v.status === "over" ? "" : " " + t("games.in_play"));
+  li.append(el("span", { text: t(match ? "games.match" : "games.hand", vars) + notes }));
   for (let n = 1; n <= done; n++) {
     const text = match ? t("games.replay_hand", { n }) : t("games.replay");
     li.append(" ", el("a", { href: `#replay=${encodeURIComponent(g.id)}&hand=${n}`, class: "replay-link", text }));
@@ -796,7 +812,7 @@ async function openGames() {
   const kept = [];
   for (const g of myGames()) {
     try {
-      const v = await api("GET", `/api/games/${encodeURIComponent(g.id)}`, undefined, g.token);
+      const v = await api("GET", gamePath(g), undefined, g.token);
       kept.push(g);
       const li = gameEntry(g, v);
       if (li) list.append(li);
@@ -820,7 +836,7 @@ async function onReplayHash() {
   if (!g) return;
   try {
     const hand = Number(hash.get("hand")) || 1;
-    renderReplay(await api("GET", `/api/games/${encodeURIComponent(g.id)}/replay?hand=${hand}`, undefined, g.token));
+    renderReplay(await api("GET", `${gamePath(g)}/replay?hand=${hand}`, undefined, g.token));
     $("replay").hidden = false;
     $("replay").scrollIntoView();
   } catch (e) {

@@ -45,6 +45,7 @@ const Tables = (() => {
     table = { id, token, link };
     game = { id, token }; // app.js sends game.token with every request
     localStorage.setItem(KEY, JSON.stringify(table));
+    if (typeof rememberGame === "function") rememberGame({ id, token }, "table"); // listed in My games (app.js)
   }
 
   // the table this browser sits at, as kept in localStorage (shared by its tabs), or null
