@@ -495,7 +495,121 @@ def view_hidden_solves(paths: list[Path], table: Table) -> Rows:
     return rows
 
 
+def view_cfr_fixed_costs(paths: list[Path], table: Table) -> Rows:
+    """The round CFR's paths (``benchmarks/bench_cfr_fixed_costs.py``'s ``fixed_costs.json``): on the
+    CPU (keys "deck | tree") the fused path's CPU time, bytes and share of the ``add`` bandwidth;
+    on a GPU (keys "deck tree") the three paths' times and the graph path's bytes and share."""
+    data = json.loads(paths[0].read_text(encoding="utf-8"))
+    bandwidth = data["bandwidth"]["add_GBps"] * 1e9
+    gpu = table.header[0] == "deck and tree"
+    rows: Rows = {}
+    for run in data["runs"]:
+        timing, nodes = run["timing"], run["nodes"]
+        path = timing["graphs" if gpu else "fused"]
+        seconds = path["min_s" if gpu else "cpu_min_s"]
+        share = 100 * path["executed_bytes"] / bandwidth / seconds
+        if gpu:
+            rows[f"{run['deck']} {run['tree']}"] = {
+                "per-layer s": timing["layers"]["min_s"],
+                "fused s": timing["fused"]["min_s"],
+                "graphs s": seconds,
+                "graphs ns per node": 1e9 * seconds / nodes,
+                "executed B/node": path["executed_bytes"] / nodes,
+                "share (executed)": share,
+                "exploitability per-layer / graphs (30 iterations a round)": [
+                    run["solves"]["layers"]["exploitability"],
+                    run["solves"]["graphs"]["exploitability"],
+                ],
+            }
+            continue
+        rows[f"{run['deck']} | {run['tree']}"] = {
+            "nodes": nodes,
+            "edges": run["edges"],
+            "CPU ns per node": 1e9 * seconds / nodes,
+            "executed B/node": path["executed_bytes"] / nodes,
+            "compulsory B/node": path["compulsory_bytes"] / nodes,
+            "share (executed)": share,
+            "share (compulsory)": 100 * path["compulsory_bytes"] / bandwidth / seconds,
+            "vs per-layer path": timing["layers"]["cpu_min_s"] / seconds,
+        }
+    return rows
+
+
+def view_leduc_speed(paths: list[Path], table: Table) -> Rows:
+    """Leduc CFR+ against OpenSpiel's C++ CFR+ (``benchmarks/bench_leduc_vs_openspiel.py``):
+    CPU ms per iteration and the per-round ratios as min, median, max."""
+    leduc = json.loads(paths[0].read_text(encoding="utf-8"))["leduc_cfr+"]
+
+    def spread(name: str) -> dict[str, float]:
+        return {k: leduc[name][k] for k in ("min", "median", "max")}
+
+    return {
+        "ours, dense CFR": spread("ours_cpu_ms"),
+        "ours, the code of 2026-11-22": spread("old_cpu_ms"),
+        "OpenSpiel C++ CFRPlusSolver": spread("openspiel_cpu_ms"),
+        "OpenSpiel over ours, per round": spread("ratio_cpu"),
+        "the 2026-11-22 code over ours, per round": spread("ours_speedup_over_old_cpu"),
+    }
+
+
+def _roofline_row(roofline: dict) -> dict[str, object]:
+    return {
+        "s / iteration": roofline["seconds_per_iteration"],
+        "aten ops": roofline["operations"],
+        "bytes / iteration, executed (compulsory)": [
+            roofline["executed_bytes"] / 1e6,
+            roofline["compulsory_bytes"] / 1e6,
+        ],
+        "bytes / slot, executed (compulsory)": [
+            roofline["executed_bytes_per_slot"],
+            roofline["compulsory_bytes_per_slot"],
+        ],
+        "GB/s, executed (compulsory)": [roofline["executed_GBps"], roofline["compulsory_GBps"]],
+        "share of memory rate": [roofline["executed_share_of_add"], roofline["compulsory_share_of_add"]],
+        "share of cache rate": [roofline["executed_share_of_cache_copy"], roofline["compulsory_share_of_cache_copy"]],
+    }
+
+
+def view_poker_roofline(paths: list[Path], table: Table) -> Rows:
+    """The dense CFR's and the lossless solver's rooflines from the same file (bytes of Leduc in
+    millions, of Numeral211 in thousands of millions, as the doc writes M and G)."""
+    data = json.loads(paths[0].read_text(encoding="utf-8"))
+    device = f"{data['device']}, {data['threads']} thread"
+    dense = {"device": device, **_roofline_row(data["leduc_cfr+"]["roofline"])}
+    lossless = {"device": device, **_roofline_row(data["lossless"]["roofline"])}
+    lossless["bytes / iteration, executed (compulsory)"] = [
+        b / 1e3 for b in lossless["bytes / iteration, executed (compulsory)"]
+    ]
+    return {
+        "dense CFR+, Leduc, float64 (2,808 slots)": dense,
+        "lossless DCFR, Numeral211, float32 (151,321,800 slots)": lossless,
+    }
+
+
+def view_lbr_full(paths: list[Path], table: Table) -> Rows:
+    """The LBR bound on the full game, one merged JSON an agent (``results/lbr/merge.py``)."""
+    rows: Rows = {}
+    for p in paths:
+        s = json.loads(p.read_text(encoding="utf-8"))
+        post = s["posterior"]
+        rows[s["agent"]] = {
+            "deals (games)": [s["deals"], s["games"]],
+            "LBR gain per game": s["gain"],
+            "95 % interval": s["ci95"],
+            "decisions with an exact / sampled posterior (fallbacks)": [
+                post["exact"],
+                post["sampled"],
+                post["fallback"],
+            ],
+        }
+    return rows
+
+
 VIEWS: dict[str, Callable[[list[Path], Table], Rows]] = {
+    "leduc-speed": view_leduc_speed,
+    "poker-roofline": view_poker_roofline,
+    "lbr-full": view_lbr_full,
+    "cfr-fixed-costs": view_cfr_fixed_costs,
     "hidden-solves": view_hidden_solves,
     "bufp-crossplay": view_bufp_crossplay,
     "bufp-figure1": view_bufp_figure1,
