@@ -773,7 +773,7 @@ function rememberGame(data, kind = "game") {
 }
 
 // where the server answers about one of this browser's games or tables
-function gamePath(g) {
+function entryPath(g) {
   return `/api/${g.kind === "table" ? "tables" : "games"}/${encodeURIComponent(g.id)}`;
 }
 
@@ -812,7 +812,7 @@ async function openGames() {
   const kept = [];
   for (const g of myGames()) {
     try {
-      const v = await api("GET", gamePath(g), undefined, g.token);
+      const v = await api("GET", entryPath(g), undefined, g.token);
       kept.push(g);
       const li = gameEntry(g, v);
       if (li) list.append(li);
@@ -836,7 +836,7 @@ async function onReplayHash() {
   if (!g) return;
   try {
     const hand = Number(hash.get("hand")) || 1;
-    renderReplay(await api("GET", `${gamePath(g)}/replay?hand=${hand}`, undefined, g.token));
+    renderReplay(await api("GET", `${entryPath(g)}/replay?hand=${hand}`, undefined, g.token));
     $("replay").hidden = false;
     $("replay").scrollIntoView();
   } catch (e) {
