@@ -69,12 +69,11 @@ def _need_browser():
         pytest.skip(why)
 
 
-@pytest.fixture
-def live_server(tmp_path):
-    """The app under uvicorn on 127.0.0.1, in a thread of this process."""
+def serve_in_thread(app):
+    """The app under uvicorn on 127.0.0.1, in a daemon thread of this process (every real-browser
+    test module starts its server so): its base URL, and a stop that waits for the thread."""
     import uvicorn
 
-    app = create_app(tmp_path / "games.sqlite3", levels=FAST, hint_level="heuristic", allow_seeds=True)
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -84,9 +83,22 @@ def live_server(tmp_path):
             break
         time.sleep(0.05)
     assert server.started
-    yield f"http://127.0.0.1:{port}", app
-    server.should_exit = True
-    thread.join(timeout=30)
+
+    def stop() -> None:
+        server.should_exit = True
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+
+    return f"http://127.0.0.1:{port}", stop
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """The app under uvicorn on 127.0.0.1, in a thread of this process."""
+    app = create_app(tmp_path / "games.sqlite3", levels=FAST, hint_level="heuristic", allow_seeds=True)
+    base, stop = serve_in_thread(app)
+    yield base, app
+    stop()
 
 
 def _driver(profile: Path, performance: bool = False, languages: str | None = None, prompts: bool = False):

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import json
 import random
-import threading
-import time
 
 import pytest
-from test_web_browser import _driver, _need_browser, _shot
+from test_web_browser import _driver, _need_browser, _shot, serve_in_thread
 
 from conftest import FAST
 from pasur.game.cards import Deck
@@ -23,31 +21,14 @@ from pasur.hidden.game import HiddenGame
 from pasur.hidden.heuristic import HeuristicAgent
 from pasur.hidden.policy import PolicyAgent
 from pasur.web.app import create_app
-from pasur.web.loadtest import free_port
 
 
 @pytest.fixture
 def server(tmp_path):
     """The app under uvicorn on 127.0.0.1, and a function that stops it (the network cut)."""
-    import uvicorn
-
     app = create_app(tmp_path / "games.sqlite3", levels=FAST, hint_level="heuristic")
-    port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    assert srv.started
-
-    def stop() -> None:
-        srv.should_exit = True
-        thread.join(timeout=30)
-        assert not thread.is_alive()
-
-    yield f"http://127.0.0.1:{port}", stop
+    base, stop = serve_in_thread(app)  # stop may be called twice: the test's cut, then here
+    yield base, stop
     stop()
 
 

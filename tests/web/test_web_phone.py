@@ -11,17 +11,14 @@ One server and one browser for the module; each size is set through the DevTools
 from __future__ import annotations
 
 import os
-import threading
-import time
 from pathlib import Path
 
 import httpx
 import pytest
-from test_web_browser import _driver, _need_browser
+from test_web_browser import _driver, _need_browser, serve_in_thread
 
 from conftest import FAST
 from pasur.web.app import create_app
-from pasur.web.loadtest import free_port
 
 #: (width, height, a phone): the two phone sizes and the desktop of issue 44
 SIZES = [(360, 740, True), (390, 844, True), (1280, 900, False)]
@@ -66,22 +63,10 @@ return out;
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The app under uvicorn on 127.0.0.1, in a thread of this process, seeded deals allowed."""
-    import uvicorn
-
     db = tmp_path_factory.mktemp("phone") / "games.sqlite3"
-    app = create_app(db, levels=FAST, hint_level="heuristic", allow_seeds=True)
-    port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    assert srv.started
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=30)
+    base, stop = serve_in_thread(create_app(db, levels=FAST, hint_level="heuristic", allow_seeds=True))
+    yield base
+    stop()
 
 
 @pytest.fixture(scope="module")

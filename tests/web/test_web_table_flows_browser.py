@@ -9,15 +9,12 @@ rematch moves both pages to a new table with the seats swapped."""
 from __future__ import annotations
 
 import os
-import threading
-import time
 
 import pytest
-from test_web_browser import _driver, _need_browser, _table_state
+from test_web_browser import _driver, _need_browser, _table_state, serve_in_thread
 
 from conftest import FAST
 from pasur.web.app import create_app
-from pasur.web.loadtest import free_port
 from pasur.web.players import rating_events
 from pasur.web.store import get_table
 
@@ -26,20 +23,10 @@ from pasur.web.store import get_table
 def server(tmp_path_factory):
     """One app under uvicorn on 127.0.0.1 for the module."""
     _need_browser()
-    import uvicorn
-
     app = create_app(tmp_path_factory.mktemp("db") / "games.sqlite3", levels=FAST, hint_level="heuristic")
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(), log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    assert server.started
-    yield f"http://127.0.0.1:{server.config.port}", app
-    server.should_exit = True
-    thread.join(timeout=30)
+    base, stop = serve_in_thread(app)
+    yield base, app
+    stop()
 
 
 @pytest.fixture(scope="module")
