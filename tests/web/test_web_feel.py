@@ -181,14 +181,23 @@ def test_my_games_lists_a_finished_game_and_opens_its_replay(server, browser, la
     final = _play_api(server, game, 48)
     assert final["status"] == "over"
     you, ai = (str(x) for x in final["result"]["points"])
-    d.find_element(By.ID, "show-games").click()
-    wait = WebDriverWait(d, 60)
-    entry = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"#games-list li[data-game='{game['id']}']"))[0]
-    assert d.find_elements(By.CSS_SELECTOR, f"#games-list li[data-game='{other['id']}']") == []
     if lang == "en":
         want = f": one hand against random: you {you}, AI {ai} Replay"
     else:
         want = f": یک دست با تصادفی: شما {you.translate(FA_DIGITS)}، هوش مصنوعی {ai.translate(FA_DIGITS)} بازبینی"
+    check_my_games_entry(d, size, game["id"], other["id"], want)
+
+
+def check_my_games_entry(d, size, listed_id: str, absent_id: str, want: str) -> None:
+    """My games lists ``listed_id`` with text ending in ``want`` and not ``absent_id``; the list fits
+    the screen, and the entry's link opens its hand's replay (49 rows)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    d.find_element(By.ID, "show-games").click()
+    wait = WebDriverWait(d, 60)
+    entry = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"#games-list li[data-game='{listed_id}']"))[0]
+    assert d.find_elements(By.CSS_SELECTOR, f"#games-list li[data-game='{absent_id}']") == []
     assert entry.text.endswith(want), (entry.text, want)
     _assert_fits(d, size, "my games")
     entry.find_element(By.CSS_SELECTOR, "a.replay-link").click()

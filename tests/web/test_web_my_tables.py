@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from test_web_feel import DESKTOP, FA_DIGITS, PHONE
+from test_web_feel import DESKTOP, FA_DIGITS, PHONE, check_my_games_entry
 from test_web_phone import _assert_fits, _open, browser, server  # noqa: F401 (fixtures)
 
 TOKEN = "X-Pasur-Token"
@@ -54,16 +54,8 @@ def test_my_games_lists_a_finished_table_and_opens_its_replay(server, browser, l
     final = _play_table(server, table_id, [mine["token"], friend["token"]])
     assert final["status"] == "over" and final["match"]["target"] is None, final["status"]
     you, them = (str(x) for x in final["result"]["points"])
-    d.find_element(By.ID, "show-games").click()
-    entry = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"#games-list li[data-game='{table_id}']"))[0]
-    assert d.find_elements(By.CSS_SELECTOR, f"#games-list li[data-game='{elsewhere['id']}']") == []
     if lang == "en":
         want = f": one hand against your friend: you {you}, Friend {them} (at a table) Replay"
     else:
         want = f": یک دست با دوستتان: شما {you.translate(FA_DIGITS)}، دوست {them.translate(FA_DIGITS)} (سر میز) بازبینی"
-    assert entry.text.endswith(want), (entry.text, want)
-    _assert_fits(d, size, "my games")
-    entry.find_element(By.CSS_SELECTOR, "a.replay-link").click()
-    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#replay-table tr")) == 49)
-    assert d.find_element(By.ID, "replay").is_displayed()
-    assert d.find_element(By.ID, "games-error").is_displayed() is False
+    check_my_games_entry(d, size, table_id, elsewhere["id"], want)
