@@ -32,21 +32,38 @@ _EveryOpt = Annotated[
     bool,
     typer.Option("--every-deal", help="A small variant: every deal chance can make, exactly (no --deals, --seed)."),
 ]
+_ModelOpt = Annotated[
+    str | None,
+    typer.Option("--model", help="The posterior's model of the agent (default: the agent itself), as arena names it."),
+]
+_EpsOpt = Annotated[
+    float | None,
+    typer.Option("--model-eps", min=0.0, max=1.0, help="A deterministic model's weight spread over the legal actions "
+                 "(default 0.1; a network's probabilities: 0)."),
+]  # fmt: skip
 _OutOpt = Annotated[Path | None, typer.Option("--out", help="Write lbr.json and deals.csv into this folder.")]
 
 
-def _check(agent: str, variant: str, every_deal: bool, out: Path | None) -> None:
-    """Refuse, in one line, what cannot run (before any work)."""
+def _check_player(flag: str, spec: str, v) -> None:
+    """Refuse an agent (or model) that sees every card or does not apply to the variant."""
     from pasur.hidden.exact_exploit import not_applicable
 
-    v = get_variant(variant)
-    kind = agent.strip().split(":")[0].lower()
-    if kind == "optimal":
-        raise PasurInputError("--agent optimal sees every card: it has no hidden hand to respond to")
+    if spec.strip().split(":")[0].lower() == "optimal":
+        raise PasurInputError(f"{flag} optimal sees every card: it has no hidden hand to respond to")
     if not v.is_standard:
-        why = not_applicable(agent) if agent.strip() else "an empty name"
+        why = not_applicable(spec) if spec.strip() else "an empty name"
         if why is not None:
-            raise PasurInputError(f"--agent {agent!r} does not apply to the {v.name} variant: {why}")
+            raise PasurInputError(f"{flag} {spec!r} does not apply to the {v.name} variant: {why}")
+
+
+def _check(agent: str, model: str | None, eps: float | None, variant: str, every_deal: bool, out: Path | None) -> None:
+    """Refuse, in one line, what cannot run (before any work)."""
+    v = get_variant(variant)
+    _check_player("--agent", agent, v)
+    if model is not None:
+        _check_player("--model", model, v)
+    elif eps is not None:
+        raise PasurInputError("--model-eps applies to a --model (the agent itself is its own exact model)")
     if every_deal and v.is_standard:
         raise PasurInputError("--every-deal applies only to a small variant (the standard game has too many deals)")
     if every_deal and given("deals", "seed"):
@@ -63,6 +80,8 @@ def lbr(
     variant: _VariantOpt = "standard",
     hands: _HandsOpt = 200,
     every_deal: _EveryOpt = False,
+    model: _ModelOpt = None,
+    model_eps: _EpsOpt = None,
     out: _OutOpt = None,
     device: DeviceOpt = None,
     as_json: JsonOpt = False,
@@ -73,13 +92,17 @@ def lbr(
     the best action under that posterior, valued by the rest of the round solved and the boundary
     value beyond. Its mean gain per game, both seats, is a lower bound on the agent's
     exploitability (docs/hidden.md)."""
-    _check(agent, variant, every_deal, out)
+    _check(agent, model, model_eps, variant, every_deal, out)
     from pasur.common.device import resolve_device
+    from pasur.hidden.lbr import LBRResponder
     from pasur.hidden.registry import make_agent
 
     dev = str(resolve_device(device or "cpu"))
     player = make_agent(agent, device=dev)
-    report = _run(player, agent.strip(), get_variant(variant), deals, seed, hands, every_deal, dev, quiet or as_json)
+    model_player = None if model is None else make_agent(model, device=dev)
+    responder = LBRResponder(player, model=model_player, model_eps=model_eps, hands=hands, device=dev)
+    names = (agent.strip(), (model or agent).strip())
+    report = _run(responder, names, get_variant(variant), deals, seed, every_deal, quiet or as_json)
     if out is not None:
         _write(out, report)
     if as_json:
@@ -88,18 +111,20 @@ def lbr(
     typer.echo(_sentence(report))
 
 
-def _run(player, spec: str, v, deals: int, seed: int, hands: int, every: bool, dev: str, silent: bool) -> dict:
-    """Play the responder against ``player``; the report (with the per-deal ``records``)."""
+def _run(responder, names: tuple[str, str], v, deals: int, seed: int, every: bool, silent: bool) -> dict:
+    """Play ``responder`` against its agent (``names``: the agent's and the model's specs); the
+    report (with the per-deal ``records``)."""
     from rich.progress import BarColumn, MofNCompleteColumn
 
     from pasur.game.cards import Deck
     from pasur.hidden.arena import pair_measures
-    from pasur.hidden.lbr import LBRResponder, exact_gain, lbr_duplicates
-    from pasur.hidden.lbr_posterior import EXACT_CAP
+    from pasur.hidden.lbr import exact_gain, lbr_duplicates
 
-    responder = LBRResponder(player, hands=hands, device=dev)
+    player, spec, m = responder.agent, names[0], responder.model
     t0 = time.perf_counter()
-    base = {"agent": spec, "variant": v.name, "hands": hands, "exact_cap": EXACT_CAP, "device": dev}
+    base = {"agent": spec, "variant": v.name, "hands": responder.hands, "exact_cap": responder.cap,
+            "device": str(responder.search.device), "model": names[1], "model_eps": m.eps,
+            "model_probs": _probs_kind(m)}  # fmt: skip
     if every:
         with progress_display(silent) as progress:
             progress.add_task(f"lbr: every deal of {v.name} against {spec}", total=None)
@@ -121,6 +146,13 @@ def _run(player, spec: str, v, deals: int, seed: int, hands: int, every: bool, d
             "seconds": seconds, "records": records}  # fmt: skip
 
 
+def _probs_kind(model) -> str:
+    """How the model's likelihoods are read: a network's probabilities, uniform, or its choice."""
+    from pasur.hidden.lbr_posterior import is_uniform
+
+    return "network" if model.distribution else "uniform" if is_uniform(model.player) else "choice"
+
+
 def _write(out: Path, report: dict) -> None:
     """``lbr.json`` (the report) and ``deals.csv`` (one row per deal) in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
@@ -135,13 +167,14 @@ def _write(out: Path, report: dict) -> None:
 
 
 def _sentence(r: dict) -> str:
+    model = f"the posterior by model {r['model']} (eps {r['model_eps']:g}, its {r['model_probs']} probabilities)"
     if r["every_deal"]:
         return (
             f"lbr against {r['agent']} on {r['variant']}: gain {r['gain']:+.4f} points per game, "
-            f"exact over all {r['deals']:,} deals, both seats"
+            f"exact over all {r['deals']:,} deals, both seats; {model}"
         )
     lo, hi = r["ci95"]
     return (
         f"lbr against {r['agent']} on {r['variant']}: gain {r['gain']:+.3f} points per game, "
-        f"95 % interval [{lo:+.3f}, {hi:+.3f}] over {r['deals']:,} duplicate deals ({r['games']:,} games)"
+        f"95 % interval [{lo:+.3f}, {hi:+.3f}] over {r['deals']:,} duplicate deals ({r['games']:,} games); {model}"
     )

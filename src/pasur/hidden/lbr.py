@@ -18,6 +18,10 @@ wins: the agent's exploitability. Here:
   value (the learned one in the standard game; a small variant's exact one);
 - the responder plays the action of the best posterior mean (the first in legal order on ties).
 
+The posterior's likelihoods come from the agent itself by default, or from a cheaper *model* of
+it (``model=``, :class:`pasur.hidden.lbr_posterior.Model`): the responder is then a different
+strategy, but still a strategy, so its gain is still a lower bound.
+
 The gain is the responder's mean margin per game, each deal played from both seats. It is a lower
 bound on the exploitability up to the sampling error of the deals (and, where the posterior is
 sampled, the responder plays a little worse, never better, than with the exact posterior).
@@ -43,7 +47,7 @@ from pasur.game.rules import Action
 from pasur.game.variants import Variant
 from pasur.hidden.game import HiddenGame
 from pasur.hidden.infostate import InfoState
-from pasur.hidden.lbr_posterior import EXACT_CAP, HandTracker, Posterior, is_uniform
+from pasur.hidden.lbr_posterior import EXACT_CAP, HandTracker, Posterior, is_uniform, model_of
 from pasur.hidden.pimc import PIMCAgent
 from pasur.hidden.worlds import Worlds
 
@@ -61,27 +65,32 @@ class _PosteriorSearch(PIMCAgent):
 
 
 class LBRResponder:
-    """The responder against ``agent`` (see the module docstring): ``hands``, the posterior's
-    sample size where it is sampled; ``cap``, the most hands it weighs exactly; ``seed``, the
-    seed of its draws. ``stats`` counts its decisions: exact, sampled, fallback (the agent's
-    moves fitted no drawn hand), the hands weighed and the agent's hands asked about."""
+    """The responder against ``agent`` (see the module docstring): ``model``, ``model_eps``, what
+    its likelihoods come from (:func:`~pasur.hidden.lbr_posterior.model_of`: the agent itself
+    by default); ``hands``, the posterior's sample size where it is sampled; ``cap``, the most
+    hands it weighs exactly; ``seed``, the seed of its draws. ``stats`` counts its decisions:
+    exact, sampled, fallback (the agent's moves fitted no drawn hand), the hands weighed and the
+    hands asked about (of the agent, or of the model when it is not the agent)."""
 
     name = "lbr"
 
-    def __init__(self, agent, *, hands: int = 200, cap: int = EXACT_CAP, seed: int = 0, device: str = "cpu") -> None:
+    def __init__(self, agent, *, model=None, model_eps: float | None = None, hands: int = 200, cap: int = EXACT_CAP,
+                 seed: int = 0, device: str = "cpu") -> None:  # fmt: skip
         if hands < 1:
             raise ValueError(f"the posterior needs at least one hand, got {hands}")
         self.agent = agent
+        self.model = model_of(agent, model, model_eps)
         self.hands = hands
         self.cap = cap
         self.seed = seed
         self.search = _PosteriorSearch(device)
         self.last_posterior: Posterior | None = None  # of its last decision (for checks)
-        self.stats = {"decisions": 0, "exact": 0, "sampled": 0, "fallback": 0, "hands_weighed": 0, "agent_asked": 0}
+        self.stats = {"decisions": 0, "exact": 0, "sampled": 0, "fallback": 0, "hands_weighed": 0, "agent_asked": 0,
+                      "model_asked": 0}  # fmt: skip
 
     def tracker(self) -> HandTracker:
         """A new game's posterior."""
-        return HandTracker(self.agent, self.hands, self.cap, self.seed)
+        return HandTracker(self.model, self.hands, self.cap, self.seed)
 
     def choose(self, info: InfoState, tracker: HandTracker) -> Action:
         """The responder's move at ``info``: the best action under the posterior."""
@@ -101,7 +110,7 @@ class LBRResponder:
         s["exact" if post.exact else "sampled"] += 1
         s["fallback"] += int(post.fallback)
         s["hands_weighed"] += len(post.hands)
-        s["agent_asked"] += post.asked
+        s["agent_asked" if self.model.player is self.agent else "model_asked"] += post.asked
 
 
 def _worlds(post: Posterior) -> Worlds:

@@ -21,6 +21,15 @@ against the agent's turns since) and refilled by new draws, up to ``hands`` hand
 :data:`MAX_DRAWS` draws a decision; if none fits within them, the prior's draws are used instead
 and the decision is counted as a *fallback* (the bias the estimator has: none but the sampling
 error otherwise).
+
+The agent's likelihoods need not come from the agent itself: asking a searching agent about
+thousands of hands a deal costs minutes of search. Any responder strategy's gain is a lower bound
+on the agent's exploitability, whatever it believes, so the posterior may come from a cheaper
+*model* of the agent (:class:`Model`): a policy network's probabilities, or a deterministic
+agent's choice softened by ``eps`` (probability ``1 - eps`` on its choice plus ``eps`` spread
+over the legal actions), so that a hand is never rejected only because the model chose
+differently from the agent. Only the responder's play depends on the model; the bound stays
+valid, and only its tightness suffers when the model is wrong.
 """
 
 from __future__ import annotations
@@ -40,6 +49,8 @@ from pasur.hidden.worlds import info_seed
 EXACT_CAP = 2000
 #: hands drawn from the prior at most per decision (sampled mode)
 MAX_DRAWS = 20_000
+#: a deterministic model's weight spread over the legal actions, unless given
+DEFAULT_EPS = 0.1
 
 
 @dataclass(frozen=True)
@@ -66,23 +77,67 @@ def is_uniform(agent) -> bool:
     return type(agent) is RandomAgent
 
 
+def is_distribution(player) -> bool:
+    """Whether ``player`` has a policy network whose probabilities can be read (``policy``)."""
+    from pasur.hidden.policy import PolicyAgent
+
+    return isinstance(player, PolicyAgent)
+
+
+@dataclass(frozen=True)
+class Model:
+    """What the responder takes the agent's policy to be: ``player``'s probabilities (its
+    network's where ``distribution``, 1 / legal actions for ``random``, else 1 on its choice),
+    mixed with the uniform policy by ``eps``."""
+
+    player: object
+    eps: float = 0.0
+    distribution: bool = False
+
+    def probs(self, infos: list[InfoState], action: Action) -> np.ndarray:
+        """The probability of ``action`` at each of ``infos`` (one batch)."""
+        if is_uniform(self.player):
+            return np.array([1.0 / len(a) if action in a else 0.0 for a in (i.legal_actions() for i in infos)])
+        if self.distribution:
+            rows = self.player.model.evaluate(infos)
+            p = np.array([float(q[acts.index(action)]) if action in acts else 0.0 for acts, q, _, _ in rows])
+        else:
+            p = np.array([1.0 if c == action else 0.0 for c in self.player.choose_batch(infos)])
+        if self.eps == 0:
+            return p
+        uniform = [1.0 / len(a) if action in a else 0.0 for a in (i.legal_actions() for i in infos)]
+        return (1 - self.eps) * p + self.eps * np.array(uniform)
+
+
+def model_of(agent, model=None, eps: float | None = None) -> Model:
+    """The responder's model: the agent itself, exactly, when no ``model`` is given; else
+    ``model`` (a network's probabilities, or a choice softened by ``eps``, default 0.1 for a
+    deterministic model and 0 for a network)."""
+    if model is None:
+        return Model(agent, 0.0 if eps is None else eps, False)
+    dist = is_distribution(model)
+    if eps is None:
+        eps = 0.0 if dist or is_uniform(model) else DEFAULT_EPS
+    if not 0.0 <= eps <= 1.0:
+        raise ValueError(f"eps must lie in [0, 1], got {eps}")
+    return Model(model, eps, dist)
+
+
 def action_probs(agent, infos: list[InfoState], action: Action) -> np.ndarray:
-    """The probability that ``agent`` plays ``action`` at each of ``infos`` (one batch)."""
-    if is_uniform(agent):
-        return np.array([1.0 / len(a) if action in a else 0.0 for a in (i.legal_actions() for i in infos)])
-    chosen = agent.choose_batch(infos)
-    return np.array([1.0 if c == action else 0.0 for c in chosen])
+    """The probability that ``agent`` plays ``action`` at each of ``infos`` (one batch), the
+    agent taken as its own model."""
+    return Model(agent).probs(infos, action)
 
 
-def likelihood(agent, turns: list[AgentTurn], dealt: list[int]) -> np.ndarray:
-    """The probability of the agent's ``turns`` under each dealt hand (turn by turn, each turn
-    asked only of the hands still possible)."""
+def likelihood(model: Model, turns: list[AgentTurn], dealt: list[int]) -> np.ndarray:
+    """The probability of the agent's ``turns`` under each dealt hand, by ``model`` (turn by
+    turn, each turn asked only of the hands still possible)."""
     weight = np.ones(len(dealt))
     alive = list(range(len(dealt)))
     for turn in turns:
         if not alive:
             break
-        probs = action_probs(agent, [agent_info(turn, dealt[i]) for i in alive], turn.action)
+        probs = model.probs([agent_info(turn, dealt[i]) for i in alive], turn.action)
         weight[alive] *= probs
         alive = [i for i, p in zip(alive, probs, strict=True) if p > 0]
     return weight
@@ -105,9 +160,10 @@ class Posterior:
 @dataclass
 class HandTracker:
     """One game's posterior, kept by the responder: the agent's turns of the current round and,
-    in sampled mode, the sample of dealt hands checked against the first ``checked`` of them."""
+    in sampled mode, the sample of dealt hands checked against the first ``checked`` of them;
+    ``model``: the agent's likelihoods (:class:`Model`)."""
 
-    agent: object
+    model: Model
     hands: int = 200
     cap: int = EXACT_CAP
     seed: int = 0
@@ -117,7 +173,7 @@ class HandTracker:
     checked: int = 0
 
     def fork(self) -> HandTracker:
-        """A copy that goes its own way (the agent shared)."""
+        """A copy that goes its own way (the model shared)."""
         return replace(self, turns=list(self.turns), kept=list(self.kept))
 
     def _at_round(self, round_: int) -> None:
@@ -137,7 +193,7 @@ class HandTracker:
         played = info.played_this_round(1 - info.player)
         if comb(len(unseen), n) <= self.cap:
             dealt = [sum(1 << c for c in h) | played for h in combinations(unseen, n)]
-            weight = likelihood(self.agent, self.turns, dealt)
+            weight = likelihood(self.model, self.turns, dealt)
             asked = len(dealt) if self.turns else 0
             if weight.sum() == 0:  # no hand explains the moves (an agent that is not a policy)
                 return Posterior(_masks(dealt, played), np.ones(len(dealt)), True, True, asked)
@@ -149,7 +205,7 @@ class HandTracker:
         rng = info_seed(info, self.seed)
         new = self.turns[self.checked :]
         asked = len(self.kept) if new else 0
-        kept = _accept(self.agent, new, self.kept, rng) if new else list(self.kept)
+        kept = _accept(self.model, new, self.kept, rng) if new else list(self.kept)
         self.checked = len(self.turns)
         drawn = 0
         batch = max(2 * self.hands, 256)
@@ -157,7 +213,7 @@ class HandTracker:
             size = min(batch, MAX_DRAWS - drawn)
             fresh = _draw(rng, unseen, n, size, played)
             drawn += size
-            kept += _accept(self.agent, self.turns, fresh, rng)[: self.hands - len(kept)]
+            kept += _accept(self.model, self.turns, fresh, rng)[: self.hands - len(kept)]
             if not self.turns:
                 break
         asked += drawn if self.turns else 0
@@ -175,9 +231,9 @@ def _draw(rng: np.random.Generator, unseen: list[int], n: int, size: int, played
     return [int(m) | played for m in np.bitwise_or.reduce(np.left_shift(np.int64(1), picks), axis=1)]
 
 
-def _accept(agent, turns: list[AgentTurn], dealt: list[int], rng: np.random.Generator) -> list[int]:
+def _accept(model: Model, turns: list[AgentTurn], dealt: list[int], rng: np.random.Generator) -> list[int]:
     """The dealt hands kept by rejection: each with probability its likelihood of ``turns``."""
-    weight = likelihood(agent, turns, dealt)
+    weight = likelihood(model, turns, dealt)
     u = rng.random(len(dealt))
     return [d for d, w, x in zip(dealt, weight, u, strict=True) if w > 0 and x < w]
 
