@@ -4,6 +4,7 @@ solver, safe re-solving, and its spec."""
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -143,8 +144,10 @@ def test_the_agent_plays_a_small_variant_to_the_end():
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("cfr:0", "hands per side must be an integer from 1 to 64"),
-        ("cfr:65", "hands per side"),
+        ("cfr:0", "opponent hands must be an integer from 1 to 64"),
+        ("cfr:65", "opponent hands"),
+        ("cfr:4:m0", "own hands (:mM) must be an integer from 1 to 64"),
+        ("cfr:4:m2:m3", "unknown or repeated option 'm3'"),
         ("cfr:4:it0", "iterations (:itN) must be an integer from 1 to 10,000"),
         ("cfr:4:bogus", "unknown or repeated option 'bogus'"),
         ("cfr:4:fixed:fixed", "unknown or repeated option 'fixed'"),
@@ -157,22 +160,24 @@ def test_bad_specs_are_refused_in_one_line(spec, message):
 
 
 def test_specs_set_hands_iterations_and_re_solving():
-    agent = make_agent("cfr:6:it20:fixed", seed=2)
-    assert (agent.name, agent.hands, agent.iterations, agent.resolve, agent.seed) == (
-        "cfr:6:it20:fixed",
+    agent = make_agent("cfr:6:m2:it20:fixed", seed=2)
+    assert (agent.name, agent.hands, agent.own, agent.iterations, agent.resolve, agent.seed) == (
+        "cfr:6:m2:it20:fixed",
         6,
+        2,
         20,
         False,
         2,
     )
     default = make_agent("cfr")
-    assert (default.hands, default.iterations, default.resolve) == (4, 32, True)
+    assert (default.hands, default.own, default.iterations, default.resolve) == (16, 4, 32, True)
 
 
-def test_when_the_opponent_leaves_the_sampled_hands_the_agent_solves_from_where_it_is():
+def test_when_the_opponent_leaves_the_sampled_hands_the_agent_samples_hands_holding_its_cards():
     """With one sampled hand a side, Bob's reply is almost surely a card of no sampled hand: the
-    next decision solves from the current position (its expansion starts at that turn), still a
-    distribution over the legal actions."""
+    next decision solves the round again from its start over opponent hands that all hold the card
+    Bob played (so the solve's histories weigh Bob's choice), still a distribution over the legal
+    actions. (Before: a solve from the current position, Bob's choice forgotten.)"""
     game = HiddenGame(Deck.from_seed(4))
     agent = CFRAgent(1, 2, seed=0)
     game.apply(agent.choose(game.observation(0)))
@@ -184,4 +189,21 @@ def test_when_the_opponent_leaves_the_sampled_hands_the_agent_solves_from_where_
     assert not np.any((first.expansion.hands[1] >> bob_card) & 1)  # the sample missed Bob's card
     legal, probs = agent.strategy(info)
     assert legal == info.legal_actions() and abs(probs.sum() - 1) < 1e-9
-    assert agent._rounds[next(reversed(agent._rounds))].expansion.root.turn == 2
+    again = agent._rounds[next(reversed(agent._rounds))]
+    assert again.expansion.root.turn == 0 and again is not first
+    assert np.all((again.expansion.hands[1] >> bob_card) & 1)
+    assert again.solve.rt.level == 2  # re-solved with the gadget at the current public node
+
+
+def test_own_range_smaller_than_the_opponents_and_enumerated_when_few():
+    """``own`` sets the size of the agent's range apart from the opponent's (its true hand first);
+    a range of at most ``exact`` hands is enumerated whole (tiny: every hand the agent could hold)."""
+    game = HiddenGame(Deck.from_seed(5))
+    info = game.observation(0)
+    b = belief_state(info, 12, 0, seed=1, own=3)
+    assert (len(b.hands[1]), len(b.hands[0])) == (12, 3) and int(b.hands[0][0]) == info.hand
+    tiny = HiddenGame(Deck.from_seed(2, get_variant("tiny"))).observation(0)
+    whole = belief_state(tiny, 2, 100, seed=1, own=2)
+    n_own = math.comb((tiny.unseen | tiny.hand).bit_count(), tiny.hand.bit_count())
+    assert len(set(whole.hands[0].tolist())) == n_own == len(whole.hands[0]) > 2
+    assert int(whole.hands[0][0]) == tiny.hand

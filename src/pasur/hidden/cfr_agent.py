@@ -16,9 +16,15 @@ public node, the ranges there from the previous solve (the agent's own reach; th
 mixed with ``epsilon`` of uniform), and the re-solving gadget, so the opponent's best response
 gains no more on any of its hands than against the previous solve (``docs/hidden.md``, "The CFR
 agent"). When the opponent's moves leave the sampled hands (no history of the solve made them),
-the agent samples again from what it has seen and solves from the current position, every
-consistent hand as likely (what the round's earlier moves said about them is dropped). Without
-``resolve`` it plays the round start's solve to the round's end.
+the agent samples again, each opponent hand now holding the cards it saw the opponent play this
+round, and solves the round again from its start, so the solve's histories still weigh what the
+round's moves said about the hands (the opponent's reach); a solve from the current position with
+every consistent hand as likely is the last resort. Without ``resolve`` it plays the round
+start's solve to the round's end.
+
+The two ranges may differ in size (``hands`` the opponent's, ``own`` the agent's as the opponent
+sees it, its true hand always one): the agent's decision depends on where the opponent's cards
+lie, its own range only shapes the opponent's replies in the solve.
 """
 
 from __future__ import annotations
@@ -111,10 +117,14 @@ def _hands(
     return out
 
 
-def belief_state(info: InfoState, hands: int, exact: int, seed: int, *, here: bool = False) -> BeliefState:
+def belief_state(
+    info: InfoState, hands: int, exact: int, seed: int, *, here: bool = False, own: int | None = None
+) -> BeliefState:
     """The public belief state of ``info`` (see the module docstring), from ``info`` alone: at
     the round's start (hands as dealt this round), or ``here``, at the current position (hands
-    as held now, every consistent hand as likely: what the round's moves said is dropped)."""
+    as held now, every consistent hand as likely: what the round's moves said is dropped).
+    ``hands`` opponent hands, ``own`` (default ``hands``) of the agent's own range; either range
+    enumerated whole when it has at most ``exact`` hands."""
     me, opp = info.player, 1 - info.player
     if here:
         last = 0 if info.last_capturer is None else info.last_capturer + 1
@@ -127,7 +137,8 @@ def belief_state(info: InfoState, hands: int, exact: int, seed: int, *, here: bo
     rng = _round_rng(info, seed) if not here else info_seed(info, seed)
     opp_hands = _hands(opp_played, info.unseen, info.opponent_hand_size, hands, exact, rng, None)
     true_hand = mine_played | info.hand
-    my_hands = _hands(mine_played, info.unseen | info.hand, info.hand.bit_count(), hands, hands, rng, true_hand)
+    own = hands if own is None else own
+    my_hands = _hands(mine_played, info.unseen | info.hand, info.hand.bit_count(), own, exact, rng, true_hand)
     seat = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
     seat[me], seat[opp] = np.array(my_hands, dtype=np.int64), np.array(opp_hands, dtype=np.int64)
     ii, jj = np.meshgrid(np.arange(len(seat[0])), np.arange(len(seat[1])), indexing="ij")
@@ -155,14 +166,16 @@ def _covers(solve: RangeSolve, level: int, pub: int) -> bool:
 
 
 class CFRAgent(HiddenAgent):
-    """See the module docstring: ``hands`` per side, ``iterations`` of CFR per solve (DCFR),
-    ``resolve`` later decisions of a round, ``exact`` as :data:`EXACT_HANDS`."""
+    """See the module docstring: ``hands`` of the opponent's range, ``own`` of the agent's
+    (default ``hands``), ``iterations`` of CFR per solve (DCFR), ``resolve`` later decisions of a
+    round, ``exact`` as :data:`EXACT_HANDS`."""
 
     def __init__(
         self,
         hands: int = 8,
         iterations: int = 64,
         *,
+        own: int | None = None,
         resolve: bool = True,
         exact: int = EXACT_HANDS,
         epsilon: float = 0.1,
@@ -172,6 +185,7 @@ class CFRAgent(HiddenAgent):
         name: str = "cfr",
     ) -> None:
         self.hands, self.iterations, self.resolve, self.exact = hands, iterations, resolve, exact
+        self.own = hands if own is None else own
         self.epsilon, self.seed, self.device, self.name = epsilon, seed, device, name
         self.boundary = boundary
         self._exact_boundaries: dict = {}
@@ -212,12 +226,10 @@ class CFRAgent(HiddenAgent):
             self._rounds.move_to_end(key)
             try:
                 level, pub = state.expansion.public_node(list(moves[state.expansion.root.turn :]))
-            except KeyError:  # the opponent's moves left the sampled hands: solve from here
-                state = self._fresh(info, here=True)
-                level, pub = 0, 0
+            except KeyError:  # the opponent's moves left the sampled hands: sample them again
+                state = None
         if state is None:
-            state = self._fresh(info)
-            level, pub = state.expansion.public_node(list(moves))
+            state, level, pub = self._fresh_at(info, moves)
         if not _covers(state.solve, level, pub):
             state.solve = state.base
         if self.resolve and level > state.solve.rt.level:
@@ -229,9 +241,18 @@ class CFRAgent(HiddenAgent):
             self._rounds.popitem(last=False)
         return state.solve, level, pub, 0
 
+    def _fresh_at(self, info: InfoState, moves: tuple[tuple[int, int], ...]) -> tuple[_Round, int, int]:
+        """A solve from the round's start (every sampled hand holds the cards its seat played this
+        round) and the public node of ``info`` in it; from the current position if none is."""
+        state = self._fresh(info)
+        try:
+            return (state, *state.expansion.public_node(list(moves)))
+        except KeyError:
+            return self._fresh(info, here=True), 0, 0
+
     def _fresh(self, info: InfoState, here: bool = False) -> _Round:
         """Sample the ranges, expand the round from its start (or ``here``) and solve it."""
-        b = belief_state(info, self.hands, self.exact, self.seed, here=here)
+        b = belief_state(info, self.hands, self.exact, self.seed, here=here, own=self.own)
         pair_hands = (b.hands[0][b.pairs[:, 0]], b.hands[1][b.pairs[:, 1]])
         exp = expand(b.root, pair_hands, b.remaining, self._boundary_for(info))
         exp.hand_id = (b.pairs[:, 0], b.pairs[:, 1])  # the true hand is index 0 of its seat's range

@@ -215,21 +215,26 @@ def _pimc(mode: str) -> Callable[[str, list[str], int, str], HiddenAgent]:
 
 
 def _cfr(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:
-    """``cfr[:K][:itN][:fixed]``: K hands per side (default 4), N CFR iterations per solve
-    (default 32), ``:fixed`` to play the round start's solve without re-solving."""
-    k = _count(spec, options[0] if options and options[0].isdigit() else None, "hands per side", 4, 64)
+    """``cfr[:K][:mM][:itN][:fixed]``: K opponent hands (default 16), M hands of its own range
+    (default 4), N CFR iterations per solve (default 32), ``:fixed`` to play the round start's
+    solve without re-solving."""
+    k = _count(spec, options[0] if options and options[0].isdigit() else None, "opponent hands", 16, 64)
     flags = options[1:] if options and options[0].isdigit() else options
-    iterations, given = 32, set()
+    iterations, own, given = 32, 4, set()
     for flag in flags:
-        name = "it" if flag.startswith("it") else flag
+        name = "it" if flag.startswith("it") else "m" if flag.startswith("m") else flag
         if name == "it" and name not in given:
             iterations = _count(spec, flag[2:], "iterations (:itN)", 32, 10_000)
+        elif name == "m" and name not in given:
+            own = _count(spec, flag[1:], "own hands (:mM)", 4, 64)
         elif name != "fixed" or name in given:
-            raise PasurInputError(f"agent {spec!r}: unknown or repeated option {flag!r} (cfr:K, :itN, :fixed)")
+            raise PasurInputError(f"agent {spec!r}: unknown or repeated option {flag!r} (cfr:K, :mM, :itN, :fixed)")
         given.add(name)
     from pasur.hidden.cfr_agent import CFRAgent
 
-    return CFRAgent(k, iterations, resolve="fixed" not in given, seed=seed, device=device, name=spec.strip().lower())
+    return CFRAgent(
+        k, iterations, own=own, resolve="fixed" not in given, seed=seed, device=device, name=spec.strip().lower()
+    )
 
 
 #: every kind of agent, in the order the help lists them
@@ -271,8 +276,8 @@ AGENTS: tuple[AgentRow, ...] = (
     ),
     AgentRow(
         "cfr",
-        "cfr:K (CFR over both players' ranges, K hands a side, each round; :itN iterations a solve; :fixed "
-        "plays the round start's solve, no re-solving)",
+        "cfr:K (CFR over both players' ranges each round, K opponent hands; :mM hands of its own range; :itN "
+        "iterations a solve; :fixed plays the round start's solve, no re-solving)",
         _cfr,
     ),
     AgentRow("optimal", "optimal (open-hand, sees everything)", _plain(_optimal)),
