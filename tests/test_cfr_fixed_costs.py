@@ -147,8 +147,9 @@ def test_pdcfr_plus_is_not_captured():
 
 def test_by_default_the_cpu_fuses_compact_rounds_only():
     """Fused updates pay on the compact tree's small layers; on the CPU a tree-like round keeps
-    the per-layer path (no faster fused there, and no group index to hold)."""
+    the per-layer path (no faster fused there, and no group index to hold). (The torch path's
+    choice: the native kernel reads the groups, tests/test_cfr_native.py.)"""
     for mode, fused in (("compact", True), ("paper", False)):
         rt = build_tree(position(4, 3, 0), mode, infosets=False).rounds[-1]
-        solver = RoundCFR(rt, torch.zeros(rt.n_nodes(8)), CFRParams(), torch.device("cpu"))
+        solver = RoundCFR(rt, torch.zeros(rt.n_nodes(8)), CFRParams(kernel="torch"), torch.device("cpu"))
         assert solver.fused is fused and bool(solver.groups) is fused

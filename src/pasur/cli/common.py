@@ -419,6 +419,7 @@ class CfrChoice:
             seed=v["sample_seed"],
             max_iterations=v["max_iterations"],
             tremble=v["tremble"],
+            kernel=v["kernel"],
         ).check()
 
     def refuse_for(self, method: str) -> None:
@@ -526,6 +527,18 @@ TrembleOpt = Annotated[
     ),
 ]
 
+KernelOpt = Annotated[
+    str,
+    typer.Option(
+        "--kernel",
+        help=(
+            "CFR: how an iteration runs: native (a compiled CPU kernel, built with the system C compiler on "
+            "first use), torch (tensor operations) or auto (native on the CPU for dcfr, cfr, cfr+, lcfr and "
+            "pcfr+ where a compiler works, else torch); the same iterates either way."
+        ),
+    ),
+]
+
 #: the CFR options, the same in ``solve``, ``sweep`` and ``experiment``
 CFR = OptionGroup(
     (
@@ -540,6 +553,7 @@ CFR = OptionGroup(
         _opt("sample_seed", SampleSeedOpt, 0),
         _opt("max_iterations", MaxIterationsOpt, 100_000),
         _opt("tremble", TrembleOpt, 0.0),
+        _opt("kernel", KernelOpt, "auto"),
     ),
     _build_cfr,
 )

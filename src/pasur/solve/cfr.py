@@ -83,6 +83,7 @@ from pasur.game.state import ALEX
 from pasur.solve.gametree import RoundTree
 from pasur.solve.iteration_graph import IterationGraph
 from pasur.solve.layer_groups import COEFFICIENTS, coefficients, group_layers, update_group
+from pasur.solve.native import KERNELS, METHOD_CODES, NativeRound, unavailable, use_native
 from pasur.solve.ops import gather, scatter
 from pasur.solve.round_parts import RoundPart, edges_below
 
@@ -121,6 +122,9 @@ class CFRParams:
     seed: int = 0
     max_iterations: int = 100_000
     tremble: float = 0.0
+    #: how an iteration runs: ``"torch"`` (tensor operations), ``"native"`` (the compiled CPU kernel
+    #: of :mod:`pasur.solve.native`, the same iterates) or ``"auto"``: native where it applies
+    kernel: str = "auto"
 
     def __post_init__(self) -> None:
         alpha, gamma = default_parameters(self.method)
@@ -160,6 +164,12 @@ class CFRParams:
             raise PasurInputError(f"--tremble must be in [0, {MAX_TREMBLE}], got {self.tremble}")
         if self.tremble and self.method not in FULL_WIDTH:
             raise PasurInputError(f"--tremble applies to the full-width methods ({', '.join(FULL_WIDTH)})")
+        if self.kernel not in KERNELS:
+            raise PasurInputError(f"unknown --kernel {self.kernel!r} (choose from {', '.join(KERNELS)})")
+        if self.kernel == "native" and self.method not in METHOD_CODES:
+            raise PasurInputError(f"--kernel native runs {', '.join(METHOD_CODES)}, not --method {self.method}")
+        if self.kernel == "native" and (why := unavailable()) is not None:
+            raise PasurInputError(f"--kernel native cannot run here: {why}")
         return self
 
 
@@ -257,6 +267,7 @@ class RoundCFR:
         *,
         fused: bool | None = None,
         graphs: bool = True,
+        dtype: torch.dtype = torch.float32,
     ) -> None:
         """``part``: solve only those roots of a tree-like round and what lies below them
         (:mod:`pasur.solve.round_parts`); ``terminal`` then holds the values of the part's end
@@ -266,16 +277,25 @@ class RoundCFR:
         1.04 to 1.17 times faster, not for tree-like ones, 0.95 to 0.97 times as fast,
         results/cfr-roofline/before_after.md); ``graphs``: on a CUDA
         device, replay each iteration as a captured CUDA graph (:mod:`pasur.solve.iteration_graph`;
-        fused updates only; ignored elsewhere). The iterates are the same either way."""
+        fused updates only; ignored elsewhere). ``params.kernel``: an iteration as torch operations or
+        as one call of the native CPU kernel (:mod:`pasur.solve.native`, which needs the fused
+        layout: ``fused=False`` keeps ``"auto"`` on torch). The iterates are the same either way.
+        ``dtype``: of the regrets, strategies and values (float32; float64 for checks)."""
         if params.method not in self.methods:
             raise ValueError(
                 f"{type(self).__name__} runs {', '.join(self.methods)}, not {params.method!r} "
                 "(pasur.solve.rounds.round_solver picks the class from the method)"
             )
         self.rt, self.params, self.device = rt, params, device
+        own_iterate = type(self).iterate is RoundCFR.iterate  # (a subclass's iteration is its own)
+        native = own_iterate and use_native(params.kernel, device, params.method, dtype, fused)
+        self.kernel = "native" if native else "torch"
+        self._native: NativeRound | None = None
+        if native:  # (the kernel reads the groups' flat tensors)
+            fused = True
         self.fused = fused if fused is not None else torch.device(device).type == "cuda" or rt.mode != "paper"
         fused = self.fused
-        self.dtype = torch.float32
+        self.dtype = dtype
         self.terminal = terminal.to(device=device, dtype=self.dtype)
         if part is not None and rt.mode != "paper":
             raise ValueError("only a tree-like (paper mode) round is solved in parts")
@@ -333,6 +353,7 @@ class RoundCFR:
         self._coef = torch.zeros(len(COEFFICIENTS), dtype=self.dtype, device=device)
         self._graph = IterationGraph(device, enabled=graphs and params.method in GRAPH_METHODS)
         self.groups = group_layers(self) if fused else []
+        self._native = NativeRound(self) if native else None
 
     def _start_state(self) -> None:
         """Zero regrets and average, the uniform strategy, the tremble, and room for the reaches of
@@ -475,6 +496,8 @@ class RoundCFR:
         if self.fused:  # the new layers' tensors, laid end to end again; a captured graph saw the old ones
             self._graph.reset()
             self.groups = group_layers(self)
+        if self._native is not None:
+            self._native = NativeRound(self)
 
     # -- passes -----------------------------------------------------------------------------
     def _backward(
@@ -544,6 +567,10 @@ class RoundCFR:
     # -- one iteration ----------------------------------------------------------------------
     def iterate(self) -> None:
         self.it += 1
+        if self._native is not None:  # the whole iteration in one call of the compiled kernel
+            self._set_coefficients()
+            self._stale = self._native.iterate(self._stale)
+            return
         if not self.fused:
             for group in self._update_groups():
                 self._cfr_pass(group)

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 
 import torch
 
+from pasur.common.errors import PasurInputError
 from pasur.game.state import ALEX
 from pasur.solve.cfr import FULL_WIDTH, CFRParams, RoundCFR, RoundTrace
 from pasur.solve.gametree import GameTree, RoundTree
+from pasur.solve.native import unsupported
 from pasur.solve.ops import gather
 from pasur.solve.round_parts import root_groups, round_part, solve_room
 from pasur.solve.sampling import SampledRoundCFR
@@ -129,10 +131,14 @@ def solve_cfr(
 
     ``progress(round, iteration, exploitability or None)`` is called after every iteration (the
     round's exploitability, NashConv / 2, worst root). ``fused``, ``graphs``: how the full-width
-    solvers run an iteration (:class:`RoundCFR`'s options; the same iterates either way)."""
+    solvers run an iteration (:class:`RoundCFR`'s options; the same iterates either way), as
+    ``params.kernel`` (torch operations or the native CPU kernel; ``"native"`` where it cannot run
+    on ``device``: PasurInputError before any work)."""
     params.check()
     options = {"fused": fused, "graphs": graphs}
     dev = torch.device(device) if device is not None else tree.device
+    if params.kernel == "native" and (why := unsupported(dev, params.method)) is not None:
+        raise PasurInputError(f"--kernel native cannot run: {why}")
     t0 = time.perf_counter()
     strategy: dict[tuple[int, int], torch.Tensor] = {}
     traces: list[RoundTrace] = []

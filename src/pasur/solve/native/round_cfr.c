@@ -1,0 +1,331 @@
+/* One CFR iteration of a Pasur round (pasur.solve.cfr.RoundCFR) in one compiled loop over its layers.
+ *
+ * The torch path (RoundCFR._fused_iteration: _fast_reach, _fast_values, layer_groups.update_group and
+ * match) runs about ten tensor operations per layer and pass; on the compact tree's small layers
+ * their dispatch, not the memory they move, bounds the iteration. This file does the same
+ * arithmetic edge by edge, with the same formulas in the same order, so the iterates are the torch
+ * path's bit for bit:
+ *   - every sum per parent adds its edges in ascending edge order, starting from 0 (as torch's CPU
+ *     scatter_add_ and index_add_ do);
+ *   - each tensor operation of the torch path is one rounded operation here (compiled with
+ *     -ffp-contract=off, no -ffast-math), except the average's addcmul_, which torch computes as
+ *     one fused multiply-add: fma() here;
+ *   - regret matching floors at PASUR_FLOOR (pasur.common.regret.FLOOR) and divides by the
+ *     parent's sum, then applies the tremble (x * spread + floor, two roundings).
+ * The update of a layer runs right after the values of the layer above it are summed (its parents'
+ * values are then no longer needed by the values pass), which changes no number.
+ *
+ * Compiled once per source, flags and compiler by pasur.solve.native (the per-user cache), for
+ * float (suffix _f32) and double (suffix _f64): this file includes itself once per type.
+ */
+#ifndef PASUR_REAL
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* one layer's tensors (the solver's views of its groups' flat tensors); mirrored by
+ * pasur.solve.native.Layer (ctypes): six int64, then thirteen pointers */
+typedef struct {
+    int64_t n_edges, n_parent, n_child, mover, tree_like, unused;
+    const int32_t *parent; /* [E] index among this layer's parents */
+    const int64_t *offsets; /* [n_parent + 1] where parents' edges start, when they are sorted by parent; or NULL */
+    const int32_t *child;  /* [E] index among its children; NULL when tree-like (child e is edge e) */
+    const void *reward;    /* [E] */
+    const void *floor;     /* [E] the tremble's least probabilities, or NULL */
+    const void *spread;    /* [E] 1 - k * floor, or NULL */
+    void *sigma, *q;       /* [E] strategy; reward + value of the child, then the instantaneous regret */
+    void *vpar;            /* [n_parent] values of the parents, then the regret-matching sums */
+    void *reach0, *reach1; /* [n_parent] Alex's and Bob's reach at the parents */
+    void *regret, *avg;    /* [E] */
+} pasur_layer;
+
+/* the methods, as pasur.solve.native.METHOD_CODES numbers them */
+enum { M_CFR = 0, M_CFR_PLUS = 1, M_LCFR = 2, M_DCFR = 3, M_PCFR_PLUS = 4 };
+
+/* pasur.common.regret.FLOOR: regret matching's least weight (rounded to the type as torch does) */
+#define PASUR_FLOOR 1e-30
+
+#if defined(__GNUC__)
+#define PASUR_INLINE static inline __attribute__((always_inline))
+#else
+#define PASUR_INLINE static inline
+#endif
+
+/* The entry points: on x86-64 Linux one clone for CPUs with FMA (fma() is then one instruction)
+ * and one for the others (fma() of the C library, the same result, slower). */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__INTEL_COMPILER)
+#define PASUR_ENTRY __attribute__((target_clones("fma", "default")))
+#else
+#define PASUR_ENTRY
+#endif
+
+#define PASUR_CAT_(a, b) a##b
+#define PASUR_CAT(a, b) PASUR_CAT_(a, b)
+
+#define PASUR_REAL float
+#define PASUR_FMA fmaf
+#define PASUR_SUFFIX _f32
+#include __FILE__
+#undef PASUR_REAL
+#undef PASUR_FMA
+#undef PASUR_SUFFIX
+
+#define PASUR_REAL double
+#define PASUR_FMA fma
+#define PASUR_SUFFIX _f64
+#include __FILE__
+#undef PASUR_REAL
+#undef PASUR_FMA
+#undef PASUR_SUFFIX
+
+#else /* the functions of one type: PASUR_REAL, PASUR_FMA, PASUR_SUFFIX */
+
+#define R_ PASUR_REAL
+#define F_(name) PASUR_CAT(name, PASUR_SUFFIX)
+
+/* Reach of player p at every layer's parents, from 1 at the round's roots: an edge passes its
+ * parent's reach on, times its strategy where p moves (summed per child where nodes are shared). */
+PASUR_INLINE void F_(reach)(const pasur_layer *layers, int64_t n_layers, int p) {
+    if (n_layers == 0)
+        return;
+    R_ *first = (R_ *)(p ? layers[0].reach1 : layers[0].reach0);
+    for (int64_t k = 0; k < layers[0].n_parent; k++)
+        first[k] = (R_)1;
+    for (int64_t i = 0; i + 1 < n_layers; i++) {
+        const pasur_layer *L = &layers[i];
+        const R_ *r = (const R_ *)(p ? L->reach1 : L->reach0);
+        R_ *next = (R_ *)(p ? layers[i + 1].reach1 : layers[i + 1].reach0);
+        const R_ *sigma = (const R_ *)L->sigma;
+        const int32_t *parent = L->parent;
+        const int64_t n = L->n_edges;
+        if (L->tree_like) {
+            if (L->mover == p)
+                for (int64_t e = 0; e < n; e++)
+                    next[e] = r[parent[e]] * sigma[e];
+            else
+                for (int64_t e = 0; e < n; e++)
+                    next[e] = r[parent[e]];
+            continue;
+        }
+        const int32_t *child = L->child;
+        memset(next, 0, (size_t)L->n_child * sizeof(R_));
+        if (L->offsets != NULL) { /* each parent's edges in a run: its reach read once */
+            const int64_t *off = L->offsets;
+            for (int64_t k = 0; k < L->n_parent; k++) {
+                const R_ x = r[k];
+                if (L->mover == p)
+                    for (int64_t e = off[k]; e < off[k + 1]; e++)
+                        next[child[e]] += x * sigma[e];
+                else
+                    for (int64_t e = off[k]; e < off[k + 1]; e++)
+                        next[child[e]] += x;
+            }
+            continue;
+        }
+        if (L->mover == p)
+            for (int64_t e = 0; e < n; e++)
+                next[child[e]] += r[parent[e]] * sigma[e];
+        else
+            for (int64_t e = 0; e < n; e++)
+                next[child[e]] += r[parent[e]];
+    }
+}
+
+/* q = reward + value of the child, and the parents' values: the sums of strategy x q. */
+PASUR_INLINE void F_(values)(const pasur_layer *L, const R_ *v) {
+    const R_ *reward = (const R_ *)L->reward, *sigma = (const R_ *)L->sigma;
+    R_ *q = (R_ *)L->q, *vpar = (R_ *)L->vpar;
+    const int32_t *parent = L->parent, *child = L->child;
+    const int64_t n = L->n_edges;
+    if (L->offsets != NULL && !L->tree_like) { /* each parent's edges in a run: its sum in a register */
+        const int64_t *off = L->offsets;
+        for (int64_t p = 0; p < L->n_parent; p++) {
+            R_ sum = (R_)0;
+            for (int64_t e = off[p]; e < off[p + 1]; e++) {
+                R_ x = v[child[e]] + reward[e];
+                q[e] = x;
+                sum += sigma[e] * x;
+            }
+            vpar[p] = sum;
+        }
+        return;
+    }
+    memset(vpar, 0, (size_t)L->n_parent * sizeof(R_));
+    if (L->tree_like) {
+        for (int64_t e = 0; e < n; e++) {
+            R_ x = reward[e] + v[e];
+            q[e] = x;
+            vpar[parent[e]] += sigma[e] * x;
+        }
+    } else {
+        for (int64_t e = 0; e < n; e++) {
+            R_ x = v[child[e]] + reward[e];
+            q[e] = x;
+            vpar[parent[e]] += sigma[e] * x;
+        }
+    }
+}
+
+/* One edge's new cumulative regret from the old one R and the instantaneous r (update_group). */
+PASUR_INLINE R_ F_(new_regret)(int method, R_ R, R_ r, const R_ *coef) {
+    switch (method) {
+    case M_DCFR: {
+        R_ pos = (R < (R_)0 ? (R_)0 : R) * coef[1];
+        R_ neg = (R > (R_)0 ? (R_)0 : R) * coef[2];
+        return (neg + pos) + r;
+    }
+    case M_CFR_PLUS: {
+        R_ x = R + r;
+        return x < (R_)0 ? (R_)0 : x;
+    }
+    case M_LCFR:
+        return (R + r) * coef[3];
+    case M_PCFR_PLUS: {
+        R_ x = R + r;
+        return x < (R_)0 ? (R_)0 : x;
+    }
+    default:
+        return R + r;
+    }
+}
+
+/* The first half of edge e's update (its parent's value vp, the opponent's reach op, own reach x
+ * the average's weight ow): the instantaneous regret (into q), the average, the regret; returns
+ * its strategy before the division by the parent's sum. */
+PASUR_INLINE R_ F_(edge_update)(int method, int mover, int64_t e, R_ vp, R_ op, R_ ow, const R_ *coef, R_ *q,
+                                 R_ *sigma, R_ *regret, R_ *avg) {
+    R_ r = mover == 0 ? q[e] - vp : vp - q[e];
+    r = r * op;
+    q[e] = r;
+    avg[e] = PASUR_FMA(ow, sigma[e], avg[e]);
+    R_ R = F_(new_regret)(method, regret[e], r, coef);
+    regret[e] = R;
+    R_ m = method == M_PCFR_PLUS ? R + r : R;
+    R_ s = m < (R_)PASUR_FLOOR ? (R_)PASUR_FLOOR : m;
+    sigma[e] = s;
+    return s;
+}
+
+/* The second half: the strategy divided by its parent's sum, then the tremble. */
+PASUR_INLINE void F_(edge_match)(int method, int64_t e, R_ total, const R_ *floor, const R_ *spread, R_ *sigma,
+                                 R_ *q) {
+    R_ s = sigma[e] / total;
+    if (floor != NULL) {
+        s = s * spread[e];
+        s = s + floor[e];
+    }
+    sigma[e] = s;
+    if (method == M_PCFR_PLUS)
+        q[e] = total; /* (PCFR+'s match gathers the sums into q) */
+}
+
+/* The update of one layer: instantaneous regrets (into q), the average strategy, the regrets and
+ * the next strategy by regret matching, with the tremble; the sums per parent into `totals` (they
+ * go into vpar, as match() leaves them, once the layer above has read the values). Where parents'
+ * edges are in runs (L->offsets), each run's values are summed first, from the children's values
+ * v (the values pass of this layer, as F_(values)), and the run is updated while in cache. */
+PASUR_INLINE void F_(update)(const pasur_layer *L, const R_ *v, int method, const R_ *coef, R_ *totals) {
+    const R_ *own = (const R_ *)(L->mover ? L->reach1 : L->reach0);
+    const R_ *opp = (const R_ *)(L->mover ? L->reach0 : L->reach1);
+    const R_ *floor = (const R_ *)L->floor, *spread = (const R_ *)L->spread, *reward = (const R_ *)L->reward;
+    R_ *vpar = (R_ *)L->vpar, *q = (R_ *)L->q, *sigma = (R_ *)L->sigma, *regret = (R_ *)L->regret;
+    R_ *avg = (R_ *)L->avg;
+    const int32_t *parent = L->parent, *child = L->child;
+    const int mover = (int)L->mover;
+    const R_ weight = coef[0];
+    if (L->offsets != NULL && !L->tree_like) {
+        const int64_t *off = L->offsets;
+        for (int64_t p = 0; p < L->n_parent; p++) {
+            R_ vp = (R_)0;
+            for (int64_t e = off[p]; e < off[p + 1]; e++) {
+                R_ x = v[child[e]] + reward[e];
+                q[e] = x;
+                vp += sigma[e] * x;
+            }
+            vpar[p] = vp;
+            const R_ op = opp[p], ow = own[p] * weight;
+            R_ total = (R_)0;
+            for (int64_t e = off[p]; e < off[p + 1]; e++)
+                total += F_(edge_update)(method, mover, e, vp, op, ow, coef, q, sigma, regret, avg);
+            for (int64_t e = off[p]; e < off[p + 1]; e++)
+                F_(edge_match)(method, e, total, floor, spread, sigma, q);
+            totals[p] = total;
+        }
+        return;
+    }
+    F_(values)(L, v);
+    memset(totals, 0, (size_t)L->n_parent * sizeof(R_));
+    for (int64_t e = 0; e < L->n_edges; e++) {
+        const int32_t p = parent[e];
+        totals[p] += F_(edge_update)(method, mover, e, vpar[p], opp[p], own[p] * weight, coef, q, sigma, regret, avg);
+    }
+    for (int64_t e = 0; e < L->n_edges; e++)
+        F_(edge_match)(method, e, totals[parent[e]], floor, spread, sigma, q);
+}
+
+/* The update with the method a constant, so each loop is compiled for one method. */
+PASUR_INLINE void F_(update_any)(const pasur_layer *L, const R_ *v, int method, const R_ *coef, R_ *totals) {
+    switch (method) {
+    case M_CFR:
+        F_(update)(L, v, M_CFR, coef, totals);
+        break;
+    case M_CFR_PLUS:
+        F_(update)(L, v, M_CFR_PLUS, coef, totals);
+        break;
+    case M_LCFR:
+        F_(update)(L, v, M_LCFR, coef, totals);
+        break;
+    case M_DCFR:
+        F_(update)(L, v, M_DCFR, coef, totals);
+        break;
+    default:
+        F_(update)(L, v, M_PCFR_PLUS, coef, totals);
+    }
+}
+
+/* One pass: the stale players' reaches forward, then backward each layer's values, and the update
+ * of each layer of the players in `players` (bit p: player p), its regret-matching sums moved into
+ * its vpar once the layer above has read its values; returns the players whose reach is stale.
+ * `totals`: two buffers of the largest layer's parents (a layer's sums wait there a step). */
+PASUR_INLINE int64_t F_(pass)(const pasur_layer *layers, int64_t n_layers, const R_ *terminal, const R_ *coef,
+                               int method, int64_t players, int64_t stale, R_ *totals, int64_t room) {
+    for (int p = 0; p < 2; p++)
+        if (stale >> p & 1)
+            F_(reach)(layers, n_layers, p);
+    stale = 0;
+    const R_ *v = terminal;
+    for (int64_t i = n_layers - 1; i >= -1; i--) {
+        if (i >= 0) {
+            const pasur_layer *L = &layers[i];
+            if (players >> L->mover & 1) {
+                F_(update_any)(L, v, method, coef, totals + (i & 1) * room);
+                stale |= (int64_t)1 << L->mover;
+            } else {
+                F_(values)(L, v);
+            }
+            v = (const R_ *)L->vpar;
+        }
+        const pasur_layer *U = &layers[i + 1]; /* its values read: its sums into vpar */
+        if (i + 1 < n_layers && (players >> U->mover & 1))
+            memcpy(U->vpar, totals + ((i + 1) & 1) * room, (size_t)U->n_parent * sizeof(R_));
+    }
+    return stale;
+}
+
+/* One iteration: alternating (Alex's update, then Bob's against it) or simultaneous; `stale` and
+ * the result: the players whose reach must be recomputed (bit p); `totals`: room for twice the
+ * largest layer's parents (`room` each). */
+PASUR_ENTRY int64_t F_(pasur_round_cfr_iterate)(const pasur_layer *layers, int64_t n_layers, const R_ *terminal,
+                                                const R_ *coef, int64_t method, int64_t alternating,
+                                                int64_t stale, R_ *totals, int64_t room) {
+    if (!alternating)
+        return F_(pass)(layers, n_layers, terminal, coef, (int)method, 3, stale, totals, room);
+    stale = F_(pass)(layers, n_layers, terminal, coef, (int)method, 1, stale, totals, room);
+    return F_(pass)(layers, n_layers, terminal, coef, (int)method, 2, stale, totals, room);
+}
+
+#undef R_
+#undef F_
+
+#endif
