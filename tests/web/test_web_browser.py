@@ -69,6 +69,18 @@ def _need_browser():
         pytest.skip(why)
 
 
+#: seconds between two looks of a wait: Selenium's default (0.5 s) slept most of a two-browser
+#: match away, two waits a move; a look costs a few milliseconds of the browser's time
+POLL_S = 0.05
+
+
+def page_wait(driver, timeout: float = 60):
+    """A ``WebDriverWait`` on ``driver`` that looks again every :data:`POLL_S` seconds."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=POLL_S)
+
+
 def serve_in_thread(app):
     """The app under uvicorn on 127.0.0.1, in a daemon thread of this process (every real-browser
     test module starts its server so): its base URL, and a stop that waits for the thread."""
@@ -170,11 +182,11 @@ def _table_state(d):
 def test_a_whole_hand_by_clicking(live_server, browser, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     base, app = live_server
     d = browser
-    wait = WebDriverWait(d, 60)
+    wait = page_wait(d, 60)
     d.get(base + "/?delay=60&seed=7")
     wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
     assert d.find_element(By.ID, "setup").is_displayed()
@@ -239,7 +251,7 @@ def test_a_whole_hand_by_clicking(live_server, browser, tmp_path):
     title = "You win the hand" if shown[0] > shown[1] else "The AI wins the hand" if shown[0] < shown[1] else "A tie"
     assert d.find_element(By.ID, "result-title").text == title and "points" in result.text
     # the replay: every move with both hands open
-    WebDriverWait(d, 180).until(lambda d: d.find_element(By.ID, "show-replay").is_enabled())
+    page_wait(d, 180).until(lambda d: d.find_element(By.ID, "show-replay").is_enabled())
     d.find_element(By.ID, "show-replay").click()
     table = wait.until(ec.visibility_of_element_located((By.ID, "replay-table")))
     assert len(table.find_elements(By.CSS_SELECTOR, "tr")) == 49
@@ -295,11 +307,11 @@ class Traffic:
 def test_two_people_play_a_match_with_a_reload(live_server, two_browsers, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     base, app = live_server
     alice, bahar = two_browsers
-    waits = {id(d): WebDriverWait(d, 60) for d in (alice, bahar)}
+    waits = {id(d): page_wait(d, 60) for d in (alice, bahar)}
     traffic = {id(alice): Traffic(alice, app, 0), id(bahar): Traffic(bahar, app, 1)}
 
     def loaded(d):
@@ -390,7 +402,7 @@ def test_two_people_play_a_match_with_a_reload(live_server, two_browsers, tmp_pa
     assert stored.status == "over" and len(stored.hands) == hands
     # the replay, every card open, on both pages
     for d in (alice, bahar):
-        WebDriverWait(d, 180).until(lambda d: d.find_element(By.ID, "show-replay").is_enabled())
+        page_wait(d, 180).until(lambda d: d.find_element(By.ID, "show-replay").is_enabled())
         d.find_element(By.ID, "show-replay").click()
         table = waits[id(d)].until(ec.visibility_of_element_located((By.ID, "replay-table")))
         assert len(table.find_elements(By.CSS_SELECTOR, "tr")) == 49
@@ -419,11 +431,11 @@ def test_the_page_in_persian(live_server, browser, tmp_path):
 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     base, _ = live_server
     d = browser
-    wait = WebDriverWait(d, 60)
+    wait = page_wait(d, 60)
     d.get(base + "/?delay=0&seed=7")
 
     wait.until(_ready_in("en"))
@@ -506,14 +518,13 @@ def test_a_persian_browser_gets_the_persian_page(live_server, tmp_path, monkeypa
     """A browser whose first language is Persian gets the page in Persian with no choice made;
     the switch's English is kept over the browser's language across a reload."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     _need_browser()
     monkeypatch.setenv("SE_OFFLINE", "true")
     base, _ = live_server
     d = _driver(tmp_path / "profile-fa", languages="fa-IR,fa,en")
     try:
-        wait = WebDriverWait(d, 60)
+        wait = page_wait(d, 60)
         d.get(base + "/")
 
         wait.until(_ready_in("fa"))
@@ -540,7 +551,7 @@ def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_s
     the server stored, with the AI levels at their fixed ratings and the arena results they come from."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     from pasur.web.players import ladder_players, rating_events
 
@@ -550,7 +561,7 @@ def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_s
     alice = _driver(tmp_path / "profile-alice-rated")
     bahar = _driver(tmp_path / "profile-bahar-rated", prompts=True)
     try:
-        wait = {id(d): WebDriverWait(d, 60) for d in (alice, bahar)}
+        wait = {id(d): page_wait(d, 60) for d in (alice, bahar)}
 
         def loaded(d):
             wait[id(d)].until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from test_web_browser import page_wait
 from test_web_phone import SEED, _assert_fits, _open, browser, server  # noqa: F401 (fixtures)
 
 PHONE = (390, 844, True)
@@ -61,13 +62,12 @@ def test_the_match_score_stays_in_view_on_a_phone(server, browser, lang):  # noq
     server's totals, in the page's digits) is on screen at the top, the middle and the end of the
     page, and nothing runs past the screen's sides."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d = browser
     game, totals = _second_hand_of_a_match(server)
     assert totals["you"] + totals["ai"] > 0
     _open(d, server, lang, PHONE, game)
-    WebDriverWait(d, 60).until(lambda d: d.execute_script(MY_TURN))
+    page_wait(d, 60).until(lambda d: d.execute_script(MY_TURN))
     d.find_element(By.CSS_SELECTOR, "#history-box summary").click()  # the moves so far: a page taller than the screen
     you, ai = str(totals["you"]), str(totals["ai"])
     if lang == "en":
@@ -91,11 +91,11 @@ def _play_until_a_capture(d) -> None:
     started on the page and played by clicking (a capture whenever there is one) until a card has
     been captured and it is the person's turn again."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     Select(d.find_element(By.ID, "level")).select_by_value("greedy")
     d.find_element(By.ID, "start").click()
-    wait = WebDriverWait(d, 60)
+    wait = page_wait(d, 60)
     for _ in range(24):
         wait.until(lambda d: d.execute_script(MY_TURN))
         if d.execute_script("return view.hand.history.some((m) => m.captured.length > 0)"):
@@ -143,7 +143,6 @@ def test_sound_is_off_by_default_and_the_switch_is_kept(server, browser):  # noq
     """A new browser: sound off (no tone at a capture); the switch turns it on, the page keeps it
     across a reload (``localStorage``), the tables' turn tone follows it, and a capture sounds."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d = browser
     _open(d, server, "en", DESKTOP)
@@ -156,7 +155,7 @@ def test_sound_is_off_by_default_and_the_switch_is_kept(server, browser):  # noq
     d.find_element(By.ID, "sound-toggle").click()
     assert d.execute_script("return localStorage.getItem('pasur-turn-sound')") == "1"
     d.refresh()
-    WebDriverWait(d, 60).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+    page_wait(d, 60).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
     toggle = d.find_element(By.ID, "sound-toggle")
     assert toggle.get_attribute("aria-pressed") == "true" and toggle.text == "Sound: on"
     assert d.execute_script("return document.getElementById('turn-sound').checked") is True
@@ -169,14 +168,14 @@ def test_my_games_lists_a_finished_game_and_opens_its_replay(server, browser, la
     """A hand started on the page and played out: *My games* lists it (a game this browser did
     not start is not listed), and its link opens the replay of its 48 moves."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     d = browser
     other = httpx.post(f"{server}/api/games", json={"level": "random", "seed": SEED}, timeout=60).json()
     _open(d, server, lang, size)
     Select(d.find_element(By.ID, "level")).select_by_value("random")
     d.find_element(By.ID, "start").click()
-    WebDriverWait(d, 60).until(lambda d: d.execute_script(MY_TURN))
+    page_wait(d, 60).until(lambda d: d.execute_script(MY_TURN))
     game = d.execute_script("return game")
     final = _play_api(server, game, 48)
     assert final["status"] == "over"
@@ -192,10 +191,9 @@ def check_my_games_entry(d, size, listed_id: str, absent_id: str, want: str) -> 
     """My games lists ``listed_id`` with text ending in ``want`` and not ``absent_id``; the list fits
     the screen, and the entry's link opens its hand's replay (49 rows)."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d.find_element(By.ID, "show-games").click()
-    wait = WebDriverWait(d, 60)
+    wait = page_wait(d, 60)
     entry = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"#games-list li[data-game='{listed_id}']"))[0]
     assert d.find_elements(By.CSS_SELECTOR, f"#games-list li[data-game='{absent_id}']") == []
     assert entry.text.endswith(want), (entry.text, want)
@@ -211,7 +209,6 @@ def test_the_last_capturer_sweeps_the_pool(server, browser):  # noqa: F811
     played through the API; a card laid where one may be): the server's view names a final sweep, and one flying copy
     of class ``anim-sweep`` is added for each card of it."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d = browser
     # greedy takes no seed: on the seeded deal the whole hand is the same every run
@@ -221,7 +218,7 @@ def test_the_last_capturer_sweeps_the_pool(server, browser):  # noqa: F811
     script = d.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
     try:
         _open(d, server, "en", DESKTOP, game)
-        WebDriverWait(d, 60).until(lambda d: d.execute_script(MY_TURN))
+        page_wait(d, 60).until(lambda d: d.execute_script(MY_TURN))
         legal = d.execute_script("return view.hand.legal")
         move = min(legal, key=lambda a: len(a["captured"]))  # a card laid if one may be: the pool stays
         d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{move['card']}']").click()
@@ -230,7 +227,7 @@ def test_the_last_capturer_sweeps_the_pool(server, browser):  # noqa: F811
             if "chosen" not in pool_card.get_attribute("class"):
                 pool_card.click()
         d.find_element(By.ID, "play").click()
-        WebDriverWait(d, 60).until(lambda d: d.find_element(By.ID, "result").is_displayed())
+        page_wait(d, 60).until(lambda d: d.find_element(By.ID, "result").is_displayed())
         sweep = d.execute_script("return view.hand.sweep")
         assert sweep and sweep["cards"], sweep  # the seeded deal ends with cards left in the pool
         swept = [c for c in d.execute_script("return window.__added") if "anim-sweep" in c.split()]

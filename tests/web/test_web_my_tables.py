@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
+from test_web_browser import page_wait
 from test_web_feel import DESKTOP, FA_DIGITS, PHONE, check_my_games_entry
 from test_web_phone import _assert_fits, _open, browser, server  # noqa: F401 (fixtures)
 
@@ -37,13 +38,12 @@ def _play_table(base: str, table_id: str, tokens: list[str]) -> dict:
 @pytest.mark.parametrize(("lang", "size"), [("en", DESKTOP), ("fa", PHONE)], ids=["en-1280x900", "fa-390x844"])
 def test_my_games_lists_a_finished_table_and_opens_its_replay(server, browser, lang, size):  # noqa: F811
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d = browser
     elsewhere = httpx.post(f"{server}/api/tables", json={}, timeout=60).raise_for_status().json()
     _open(d, server, lang, size)
     d.find_element(By.ID, "open-table").click()
-    wait = WebDriverWait(d, 60)
+    wait = page_wait(d, 60)
     link = wait.until(lambda d: d.find_element(By.ID, "invite-link").get_attribute("value"))
     hash_part = parse_qs(urlsplit(link).fragment)
     table_id, invite = hash_part["table"][0], hash_part["invite"][0]

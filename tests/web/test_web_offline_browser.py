@@ -12,7 +12,7 @@ import json
 import random
 
 import pytest
-from test_web_browser import _driver, _need_browser, _shot, serve_in_thread
+from test_web_browser import _driver, _need_browser, _shot, page_wait, serve_in_thread
 
 from conftest import FAST
 from pasur.game.cards import Deck
@@ -49,10 +49,9 @@ def _ready(d):
 
 def _load(d, url: str) -> None:
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d.get(url)
-    WebDriverWait(d, 60).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+    page_wait(d, 60).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
 
 
 def _levels(d) -> list[str]:
@@ -63,9 +62,9 @@ def _play_by_clicking(d, level: str, rng: random.Random) -> dict:
     """A new one-hand game against ``level`` played to its end by clicking; the stored record."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
-    wait = WebDriverWait(d, 120)
+    wait = page_wait(d, 120)
     Select(d.find_element(By.ID, "level")).select_by_value(level)
     d.find_element(By.ID, "start").click()
     moves = 0
@@ -113,11 +112,11 @@ def _check_against_python(record: dict, shown: list[int], agent) -> None:
 
 def test_the_installed_page_plays_whole_games_with_the_network_cut(server, browser, tmp_path):
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     base, stop = server
     d = browser
-    wait = WebDriverWait(d, 60)
+    wait = page_wait(d, 60)
     _load(d, base + "/?delay=0")
     # the service worker installs and keeps every file of the page
     kept = d.execute_async_script(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_web_browser import _driver, _need_browser, serve_in_thread
+from test_web_browser import _driver, _need_browser, page_wait, serve_in_thread
 
 from conftest import FAST
 from pasur.web.app import create_app
@@ -107,7 +107,6 @@ def _open(d, base: str, lang: str, size: tuple[int, int, bool], game: dict | Non
     import json
 
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     width, height, phone = size
     metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": phone}
@@ -118,7 +117,7 @@ def _open(d, base: str, lang: str, size: tuple[int, int, bool], game: dict | Non
     if game is not None:
         d.execute_script("localStorage.setItem('pasur-game', arguments[0])", json.dumps(game))
     d.get(base + f"/?delay=0&seed={SEED}")
-    WebDriverWait(d, 60).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+    page_wait(d, 60).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
     assert d.execute_script("return document.documentElement.lang") == lang
 
 
@@ -159,7 +158,7 @@ def _assert_on_screen(d, size: tuple[int, int, bool], where: str) -> None:
 def test_a_game_fits_the_screen(server, browser, lang, size):
     """The setup screen, then a game just started and a card of the hand chosen."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     d = browser
     _open(d, server, lang, size)
@@ -169,7 +168,7 @@ def test_a_game_fits_the_screen(server, browser, lang, size):
     Select(d.find_element(By.ID, "seat")).select_by_value("alex")
     d.find_element(By.ID, "start").click()
     my_turn = "return !!view && !busy && view.status === 'playing' && view.hand.to_move === 'you'"
-    WebDriverWait(d, 60).until(lambda d: d.execute_script(my_turn))
+    page_wait(d, 60).until(lambda d: d.execute_script(my_turn))
     _assert_fits(d, size, "game started")
     _assert_touchable(d, size, "game started")
     _assert_on_screen(d, size, "game started")
@@ -183,7 +182,7 @@ def test_a_game_fits_the_screen(server, browser, lang, size):
     _shot(d, f"phone-game-{lang}-{size[0]}x{size[1]}.png")
     # the hint's list, below the hand: brought on screen, its move buttons big enough
     d.find_element(By.ID, "hint").click()
-    WebDriverWait(d, 60).until(lambda d: d.find_element(By.ID, "hint-box").is_displayed())
+    page_wait(d, 60).until(lambda d: d.find_element(By.ID, "hint-box").is_displayed())
     _assert_fits(d, size, "hint")
     _assert_touchable(d, size, "hint")
     top = d.execute_script("return document.getElementById('hint-box').getBoundingClientRect().top")
@@ -196,16 +195,15 @@ def test_a_game_fits_the_screen(server, browser, lang, size):
 def test_the_replay_fits_the_screen(server, browser, finished_game, lang, size):
     """The score screen and the replay of a finished hand: the replay's table scrolls in its box."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d = browser
     _open(d, server, lang, size, finished_game)
-    WebDriverWait(d, 60).until(lambda d: d.find_element(By.ID, "show-replay").is_enabled())
+    page_wait(d, 60).until(lambda d: d.find_element(By.ID, "show-replay").is_enabled())
     _assert_fits(d, size, "score")
     _assert_touchable(d, size, "score")
     _shot(d, f"phone-score-{lang}-{size[0]}x{size[1]}.png")
     d.find_element(By.ID, "show-replay").click()
-    WebDriverWait(d, 10).until(lambda d: d.find_element(By.ID, "replay-table").is_displayed())
+    page_wait(d, 10).until(lambda d: d.find_element(By.ID, "replay-table").is_displayed())
     assert len(d.find_elements(By.CSS_SELECTOR, "#replay-table tr")) == 49
     _assert_fits(d, size, "replay")
     _shot(d, f"phone-replay-{lang}-{size[0]}x{size[1]}.png")
@@ -232,13 +230,12 @@ def test_the_hand_stays_on_a_short_screen(server, browser, size):
     open; 740 x 360: a phone held sideways): the hand and *Play* stay at the bottom of the screen
     wherever the page is scrolled, until the page's end brings them to their own place."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d = browser
     _open(d, server, "fa", size)
     d.find_element(By.ID, "start").click()
     my_turn = "return !!view && !busy && view.status === 'playing' && view.hand.to_move === 'you'"
-    WebDriverWait(d, 60).until(lambda d: d.execute_script(my_turn))
+    page_wait(d, 60).until(lambda d: d.execute_script(my_turn))
     tall = d.execute_script("return document.documentElement.scrollHeight")
     assert tall > size[1] + 150, tall  # the table is taller than the screen: the case this test is for
     for y in (0, 150, tall):
@@ -251,12 +248,11 @@ def test_the_hand_stays_on_a_short_screen(server, browser, size):
 def test_an_invite_fits_the_screen(server, browser, lang, size):
     """A table for a friend opened on a phone: the invite (its link, its buttons) fits the screen."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d = browser
     _open(d, server, lang, size)
     d.find_element(By.ID, "open-table").click()
-    WebDriverWait(d, 60).until(lambda d: d.find_element(By.ID, "invite-link").get_attribute("value"))
+    page_wait(d, 60).until(lambda d: d.find_element(By.ID, "invite-link").get_attribute("value"))
     assert d.find_element(By.ID, "invite-panel").is_displayed()
     _assert_fits(d, size, "invite")
     _assert_touchable(d, size, "invite")
@@ -268,12 +264,11 @@ def test_the_score_comes_on_screen_at_the_end(server, browser, lang, size):
     """The last card played on a phone from the page scrolled down (the moves so far open): the
     score, which opens above the table, is brought on screen."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d = browser
     _open(d, server, lang, size, _play_through_api(server, 46))  # Alex leads: his last card is move 47
     my_turn = "return !!view && !busy && view.status === 'playing' && view.hand.to_move === 'you'"
-    WebDriverWait(d, 60).until(lambda d: d.execute_script(my_turn))
+    page_wait(d, 60).until(lambda d: d.execute_script(my_turn))
     assert d.execute_script("return view.hand.moves_played") == 46
     d.find_element(By.CSS_SELECTOR, "#history-box summary").click()  # the 46 moves so far: a long page
     d.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
@@ -285,7 +280,7 @@ def test_the_score_comes_on_screen_at_the_end(server, browser, lang, size):
         if "chosen" not in pool_card.get_attribute("class"):
             pool_card.click()
     d.find_element(By.ID, "play").click()
-    WebDriverWait(d, 60).until(lambda d: d.find_element(By.ID, "result").is_displayed())
+    page_wait(d, 60).until(lambda d: d.find_element(By.ID, "result").is_displayed())
     top = d.execute_script("return document.getElementById('result').getBoundingClientRect().top")
     assert -1 <= top < size[1] / 2, top
     _assert_fits(d, size, "the end")

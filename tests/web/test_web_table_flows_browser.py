@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from test_web_browser import _driver, _need_browser, _table_state, serve_in_thread
+from test_web_browser import _driver, _need_browser, _table_state, page_wait, serve_in_thread
 
 from conftest import FAST
 from pasur.web.app import create_app
@@ -47,18 +47,15 @@ def people(server, tmp_path_factory):
 def _fresh(d, base: str) -> None:
     """The page loaded with an empty localStorage (no table, no name kept)."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     d.get(base + "/?delay=0")
     d.execute_script("localStorage.clear()")
     d.get(base + "/?delay=0")
-    WebDriverWait(d, 60).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+    page_wait(d, 60).until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
 
 
 def _wait(d, what, timeout: float = 60):
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(d, timeout).until(what)
+    return page_wait(d, timeout).until(what)
 
 
 def _kept(d) -> dict | None:

@@ -5,7 +5,7 @@ shows the reasons of each legal move on the player's turn, in both languages."""
 
 from __future__ import annotations
 
-from test_web_browser import _shot, browser, live_server  # noqa: F401 (fixtures)
+from test_web_browser import _shot, browser, live_server, page_wait  # noqa: F401 (fixtures)
 from test_web_phone import _assert_fits, _assert_on_screen, _assert_touchable
 
 from pasur.web.teach import EXAMPLE_RULES, teach_payload
@@ -32,11 +32,10 @@ def _guide_lines(d) -> list[tuple[str, str]]:
 
 
 def test_the_rules_panel_and_the_guide_in_english_and_persian(live_server, browser, tmp_path):  # noqa: F811
-    from selenium.webdriver.support.ui import WebDriverWait
 
     base, _ = live_server
     d = browser
-    wait = WebDriverWait(d, 60)
+    wait = page_wait(d, 60)
     d.get(base + "/?delay=0&seed=7")
     wait.until(_ready)
     # the panel in English: every section, every example in the order taught, the sums in figures
