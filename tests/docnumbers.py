@@ -587,12 +587,15 @@ def view_poker_roofline(paths: list[Path], table: Table) -> Rows:
 
 
 def view_lbr_full(paths: list[Path], table: Table) -> Rows:
-    """The LBR bound on the full game, one merged JSON an agent (``results/lbr/merge.py``)."""
+    """The LBR bound on the full game, one merged JSON a run (``results/lbr/merge.py``), keyed by
+    the agent and where the posterior came from (the agent itself, or a model and its eps)."""
     rows: Rows = {}
     for p in paths:
         s = json.loads(p.read_text(encoding="utf-8"))
         post = s["posterior"]
-        rows[s["agent"]] = {
+        model = s.get("model", s["agent"])
+        source = "the agent" if model == s["agent"] else f"model {model} (eps {s['model_eps']:g})"
+        rows[f"{s['agent']} | {source}"] = {
             "deals (games)": [s["deals"], s["games"]],
             "LBR gain per game": s["gain"],
             "95 % interval": s["ci95"],

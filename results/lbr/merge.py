@@ -1,7 +1,8 @@
-"""Merge the chunks of a full-game LBR run (results/lbr/standard-AGENT/seed-S/, 10 deals each)
-into one report: the responder's gain per game with its 95 % interval over all the deals, and
-the posterior's counts summed. Usage: python results/lbr/merge.py standard-heuristic
-(writes results/lbr/standard-heuristic.json and prints it)."""
+"""Merge the chunks of a full-game LBR run (results/lbr/standard-AGENT[-model-MODEL]/seed-S/, a
+few deals each) into one report: the responder's gain per game with its 95 % interval over all
+the deals, and the posterior's counts summed. Every chunk must be of the same run (agent, model
+and its eps, hands): a mixed folder is refused. Usage: python results/lbr/merge.py
+standard-heuristic (writes results/lbr/standard-heuristic.json and prints it)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ def merge(name: str) -> dict:
     for path in chunks:
         report = json.loads(path.read_text())
         first = first or report
+        if _run_of(report) != _run_of(first):
+            raise SystemExit(f"{path}: a different run ({_run_of(report)}) from the first chunk's ({_run_of(first)})")
         seconds += report["seconds"]
         for key, value in report["posterior"].items():
             posterior[key] = posterior.get(key, 0) + value
@@ -35,6 +38,9 @@ def merge(name: str) -> dict:
         "variant": first["variant"],
         "hands": first["hands"],
         "exact_cap": first["exact_cap"],
+        "model": first.get("model", first["agent"]),  # chunks from before --model: the agent itself
+        "model_eps": first.get("model_eps", 0.0),
+        "model_probs": first.get("model_probs", "choice"),
         "chunks": len(chunks),
         "seeds": [min(seeds), max(seeds)],
         "gain": m["margin"],
@@ -42,6 +48,12 @@ def merge(name: str) -> dict:
         "posterior": posterior,
         "seconds_wall_sum": round(seconds, 1),
     }
+
+
+def _run_of(report: dict) -> tuple:
+    """What makes two chunks one run."""
+    keys = ("agent", "variant", "hands", "exact_cap")
+    return (*(report[k] for k in keys), report.get("model", report["agent"]), report.get("model_eps", 0.0))
 
 
 if __name__ == "__main__":

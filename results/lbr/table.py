@@ -48,14 +48,19 @@ def small_rows() -> list[str]:
 
 
 def full_rows() -> list[str]:
-    out = ["| agent | deals (games) | LBR gain per game | 95 % interval | decisions: exact / sampled / fallback |"]
-    out.append("|---|---|---|---|---|")
+    out = [
+        "| agent | posterior from | deals (games) | LBR gain per game | 95 % interval "
+        "| decisions: exact / sampled / fallback |"
+    ]
+    out.append("|---|---|---|---|---|---|")
     for path in sorted(HERE.glob("standard-*.json")):
         r = json.loads(path.read_text())
         lo, hi = r["ci95"]
         p = r["posterior"]
+        model = r.get("model", r["agent"])
+        source = "the agent" if model == r["agent"] else f"model `{model}` (eps {r['model_eps']:g})"
         out.append(
-            f"| `{r['agent']}` | {r['deals']} ({r['games']}) | {r['gain']:+.3f} | [{lo:+.3f}, {hi:+.3f}] "
+            f"| `{r['agent']}` | {source} | {r['deals']} ({r['games']}) | {r['gain']:+.3f} | [{lo:+.3f}, {hi:+.3f}] "
             f"| {p['exact']:,} / {p['sampled']:,} / {p['fallback']:,} |"
         )
     return out

@@ -134,6 +134,12 @@ def _run(*args: str):
         (["--agent", "heuristic", "--variant", "micro", "--every-deal", "--deals", "3"], "give no --deals"),
         (["--agent", "heuristic", "--deals", "0"], "--deals"),
         (["--agent", "heuristic", "--hands", "0"], "--hands"),
+        (["--agent", "heuristic", "--model", "optimal"], "--model optimal sees every card"),
+        (["--agent", "heuristic", "--model", "nobody"], "unknown agent"),
+        (["--agent", "heuristic", "--model", "policy", "--variant", "tiny"], "--model 'policy' does not apply"),
+        (["--agent", "heuristic", "--model", "greedy", "--model-eps", "1.5"], "--model-eps"),
+        (["--agent", "heuristic", "--model", "greedy", "--model-eps", "-0.1"], "--model-eps"),
+        (["--agent", "heuristic", "--model-eps", "0.2"], "applies to a --model"),
     ],
 )
 def test_pasur_lbr_refuses_bad_input_in_one_line(args, message):
@@ -160,3 +166,17 @@ def test_pasur_lbr_reports_the_gain_over_duplicate_deals(tmp_path):
     assert report["gain"] == pytest.approx(sum(margins) / 3, abs=1e-4)
     assert report["ci95"][0] <= report["gain"] <= report["ci95"][1] and report["games"] == 6
     assert json.loads((tmp_path / "lbr.json").read_text())["gain"] == report["gain"]
+
+
+def test_pasur_lbr_names_the_model_and_its_eps(tmp_path):
+    args = ["--agent", "heuristic", "--variant", "tiny", "--deals", "2", "--seed", "5"]
+    r = _run(*args, "--model", "greedy", "--model-eps", "0.25", "--json", "--out", str(tmp_path))
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    assert (report["model"], report["model_eps"], report["model_probs"]) == ("greedy", 0.25, "choice")
+    assert report["posterior"]["model_asked"] > 0 and report["posterior"]["agent_asked"] == 0
+    assert json.loads((tmp_path / "lbr.json").read_text())["model"] == "greedy"
+    sentence = _run(*args, "--model", "greedy").stdout
+    assert "by model greedy (eps 0.1," in sentence
+    own = json.loads(_run(*args, "--json").stdout)
+    assert (own["model"], own["model_eps"], own["posterior"]["model_asked"]) == ("heuristic", 0.0, 0)
