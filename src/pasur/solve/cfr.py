@@ -595,7 +595,10 @@ class RoundCFR:
                     self._avg_scale[j] *= 1e-20
                 weight *= 1e-20
         values = coefficients(p.method, t, weight, p.alpha, p.beta)
-        self._graph.set_coefficients(self._coef, values, t)
+        if self._native is not None:
+            self._native.set_coefficients(values)
+        else:
+            self._graph.set_coefficients(self._coef, values, t)
 
     def _fused_iteration(self) -> frozenset:
         """One iteration with the players' layers updated together; the players whose reach is

@@ -181,10 +181,16 @@ class NativeRound:
         for t in (self.terminal, self.coef):
             _pointer(t, dtype)
 
+        self.args = (self.layers, len(layers), self.terminal.data_ptr(), self.coef.data_ptr(), self.method)
+        self.args += (self.alternating,)
+        self.coef_view = self.coef.numpy()  # (the coefficients written without a torch operation)
+
+    def set_coefficients(self, values: list[float]) -> None:
+        """The coefficient tensor := ``values`` (rounded to its dtype as ``torch.tensor`` rounds)."""
+        self.coef_view[:] = values
+
     def iterate(self, stale: set[int]) -> set[int]:
         """One iteration (the coefficients already set); ``stale``: the players whose reach must be
         recomputed first; returns those whose reach is stale after it."""
-        mask = sum(1 << p for p in stale)
-        args = (self.terminal.data_ptr(), self.coef.data_ptr(), self.method, self.alternating, mask)
-        out = self.fn(self.layers, len(self.layers), *args, self.totals.data_ptr(), self.room)
+        out = self.fn(*self.args, sum(1 << p for p in stale), self.totals.data_ptr(), self.room)
         return {p for p in (0, 1) if out >> p & 1}

@@ -55,7 +55,7 @@ enum { M_CFR = 0, M_CFR_PLUS = 1, M_LCFR = 2, M_DCFR = 3, M_PCFR_PLUS = 4 };
 /* The entry points: on x86-64 Linux one clone for CPUs with FMA (fma() is then one instruction)
  * and one for the others (fma() of the C library, the same result, slower). */
 #if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__INTEL_COMPILER)
-#define PASUR_ENTRY __attribute__((target_clones("fma", "default")))
+#define PASUR_ENTRY __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define PASUR_ENTRY
 #endif
@@ -167,101 +167,68 @@ PASUR_INLINE void F_(values)(const pasur_layer *L, const R_ *v) {
     }
 }
 
-/* One edge's new cumulative regret from the old one R and the instantaneous r (update_group). */
-PASUR_INLINE R_ F_(new_regret)(int method, R_ R, R_ r, const R_ *coef) {
+/* One edge's new cumulative regret from the old one R and the instantaneous r (update_group);
+ * c1, c2: DCFR's factors on positive and other regrets, c3: Linear CFR's. */
+PASUR_INLINE R_ F_(new_regret)(int method, R_ R, R_ r, R_ c1, R_ c2, R_ c3) {
     switch (method) {
     case M_DCFR: {
-        R_ pos = (R < (R_)0 ? (R_)0 : R) * coef[1];
-        R_ neg = (R > (R_)0 ? (R_)0 : R) * coef[2];
+        R_ pos = (R < (R_)0 ? (R_)0 : R) * c1;
+        R_ neg = (R > (R_)0 ? (R_)0 : R) * c2;
         return (neg + pos) + r;
     }
-    case M_CFR_PLUS: {
-        R_ x = R + r;
-        return x < (R_)0 ? (R_)0 : x;
-    }
-    case M_LCFR:
-        return (R + r) * coef[3];
+    case M_CFR_PLUS:
     case M_PCFR_PLUS: {
         R_ x = R + r;
         return x < (R_)0 ? (R_)0 : x;
     }
+    case M_LCFR:
+        return (R + r) * c3;
     default:
         return R + r;
     }
 }
 
-/* The first half of edge e's update (its parent's value vp, the opponent's reach op, own reach x
- * the average's weight ow): the instantaneous regret (into q), the average, the regret; returns
- * its strategy before the division by the parent's sum. */
-PASUR_INLINE R_ F_(edge_update)(int method, int mover, int64_t e, R_ vp, R_ op, R_ ow, const R_ *coef, R_ *q,
-                                 R_ *sigma, R_ *regret, R_ *avg) {
-    R_ r = mover == 0 ? q[e] - vp : vp - q[e];
-    r = r * op;
-    q[e] = r;
-    avg[e] = PASUR_FMA(ow, sigma[e], avg[e]);
-    R_ R = F_(new_regret)(method, regret[e], r, coef);
-    regret[e] = R;
-    R_ m = method == M_PCFR_PLUS ? R + r : R;
-    R_ s = m < (R_)PASUR_FLOOR ? (R_)PASUR_FLOOR : m;
-    sigma[e] = s;
-    return s;
-}
-
-/* The second half: the strategy divided by its parent's sum, then the tremble. */
-PASUR_INLINE void F_(edge_match)(int method, int64_t e, R_ total, const R_ *floor, const R_ *spread, R_ *sigma,
-                                 R_ *q) {
-    R_ s = sigma[e] / total;
-    if (floor != NULL) {
-        s = s * spread[e];
-        s = s + floor[e];
-    }
-    sigma[e] = s;
-    if (method == M_PCFR_PLUS)
-        q[e] = total; /* (PCFR+'s match gathers the sums into q) */
-}
-
-/* The update of one layer: instantaneous regrets (into q), the average strategy, the regrets and
- * the next strategy by regret matching, with the tremble; the sums per parent into `totals` (they
- * go into vpar, as match() leaves them, once the layer above has read the values). Where parents'
- * edges are in runs (L->offsets), each run's values are summed first, from the children's values
- * v (the values pass of this layer, as F_(values)), and the run is updated while in cache. */
-PASUR_INLINE void F_(update)(const pasur_layer *L, const R_ *v, int method, const R_ *coef, R_ *totals) {
-    const R_ *own = (const R_ *)(L->mover ? L->reach1 : L->reach0);
-    const R_ *opp = (const R_ *)(L->mover ? L->reach0 : L->reach1);
-    const R_ *floor = (const R_ *)L->floor, *spread = (const R_ *)L->spread, *reward = (const R_ *)L->reward;
-    R_ *vpar = (R_ *)L->vpar, *q = (R_ *)L->q, *sigma = (R_ *)L->sigma, *regret = (R_ *)L->regret;
-    R_ *avg = (R_ *)L->avg;
-    const int32_t *parent = L->parent, *child = L->child;
-    const int mover = (int)L->mover;
-    const R_ weight = coef[0];
-    if (L->offsets != NULL && !L->tree_like) {
-        const int64_t *off = L->offsets;
-        for (int64_t p = 0; p < L->n_parent; p++) {
-            R_ vp = (R_)0;
-            for (int64_t e = off[p]; e < off[p + 1]; e++) {
-                R_ x = v[child[e]] + reward[e];
-                q[e] = x;
-                vp += sigma[e] * x;
-            }
-            vpar[p] = vp;
-            const R_ op = opp[p], ow = own[p] * weight;
-            R_ total = (R_)0;
-            for (int64_t e = off[p]; e < off[p + 1]; e++)
-                total += F_(edge_update)(method, mover, e, vp, op, ow, coef, q, sigma, regret, avg);
-            for (int64_t e = off[p]; e < off[p + 1]; e++)
-                F_(edge_match)(method, e, total, floor, spread, sigma, q);
-            totals[p] = total;
-        }
-        return;
-    }
+/* The update of one layer, after its values pass: instantaneous regrets (into q), the average
+ * strategy, the regrets and the next strategy by regret matching, with the tremble; the sums per
+ * parent into `totals` (they go into vpar, as match() leaves them, once the layer above has read
+ * the values). Edge by edge as update_group and match, in three loops (the first and the last
+ * need no order: the compiler may vectorize them; the sums add each parent's edges in order). */
+PASUR_INLINE void F_(update)(const pasur_layer *L, const R_ *v, int method, const R_ *coef, R_ *restrict totals) {
+    const R_ *restrict own = (const R_ *)(L->mover ? L->reach1 : L->reach0);
+    const R_ *restrict opp = (const R_ *)(L->mover ? L->reach0 : L->reach1);
+    const R_ *restrict floor = (const R_ *)L->floor, *restrict spread = (const R_ *)L->spread;
+    const R_ *restrict vpar = (const R_ *)L->vpar;
+    R_ *restrict q = (R_ *)L->q, *restrict sigma = (R_ *)L->sigma, *restrict regret = (R_ *)L->regret;
+    R_ *restrict avg = (R_ *)L->avg;
+    const int32_t *restrict parent = L->parent;
+    const int64_t n = L->n_edges;
+    const R_ weight = coef[0], c1 = coef[1], c2 = coef[2], c3 = coef[3];
     F_(values)(L, v);
-    memset(totals, 0, (size_t)L->n_parent * sizeof(R_));
-    for (int64_t e = 0; e < L->n_edges; e++) {
+    for (int64_t e = 0; e < n; e++) {
         const int32_t p = parent[e];
-        totals[p] += F_(edge_update)(method, mover, e, vpar[p], opp[p], own[p] * weight, coef, q, sigma, regret, avg);
+        R_ r = L->mover == 0 ? q[e] - vpar[p] : vpar[p] - q[e];
+        r = r * opp[p];
+        q[e] = r;
+        avg[e] = PASUR_FMA(own[p] * weight, sigma[e], avg[e]);
+        R_ R = F_(new_regret)(method, regret[e], r, c1, c2, c3);
+        regret[e] = R;
+        R_ m = method == M_PCFR_PLUS ? R + r : R;
+        sigma[e] = m < (R_)PASUR_FLOOR ? (R_)PASUR_FLOOR : m;
     }
-    for (int64_t e = 0; e < L->n_edges; e++)
-        F_(edge_match)(method, e, totals[parent[e]], floor, spread, sigma, q);
+    memset(totals, 0, (size_t)L->n_parent * sizeof(R_));
+    for (int64_t e = 0; e < n; e++)
+        totals[parent[e]] += sigma[e];
+    for (int64_t e = 0; e < n; e++) {
+        const R_ total = totals[parent[e]];
+        R_ s = sigma[e] / total;
+        if (floor != NULL) {
+            s = s * spread[e];
+            s = s + floor[e];
+        }
+        sigma[e] = s;
+        if (method == M_PCFR_PLUS)
+            q[e] = total; /* (PCFR+'s match gathers the sums into q) */
+    }
 }
 
 /* The update with the method a constant, so each loop is compiled for one method. */
