@@ -6,7 +6,10 @@ Paths (:class:`pasur.solve.cfr.RoundCFR`'s options):
 * ``layers``: ``fused=False``: the update layer by layer, the code before this change;
 * ``fused``: each player's layers updated together (:mod:`pasur.solve.layer_groups`), eager;
 * ``graphs``: fused, and on a CUDA device each iteration replayed as a captured CUDA graph
-  (:mod:`pasur.solve.iteration_graph`); only with ``--device cuda``.
+  (:mod:`pasur.solve.iteration_graph`); only with ``--device cuda``;
+* ``native``: the whole iteration in one call of the compiled CPU kernel (:mod:`pasur.solve.native`,
+  ``CFRParams(kernel="native")``); only on the CPU. (``layers``, ``fused`` and ``graphs`` run with
+  ``kernel="torch"``.) Its operations are not torch's: its executed bytes are not counted (0).
 
 Per deck (``--decks``) and tree (``--trees``):
 
@@ -32,7 +35,9 @@ Writes ``DIR/fixed_costs.json`` and ``DIR/fixed_costs.md``; prints the tables as
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -58,6 +63,13 @@ if not DECKS.exists():
     DECKS = REPO / "tests" / "data" / "reference-decks.json"
 PATHS = {"layers": {"fused": False, "graphs": False}, "fused": {"fused": True, "graphs": False}}
 GRAPHS = {"graphs": {"fused": True, "graphs": True}}
+NATIVE = {"native": {"kernel": "native"}}
+
+
+def path_params(params: CFRParams, opts: dict) -> tuple[CFRParams, dict]:
+    """A path's parameters (its kernel: torch unless it names one) and its solver options."""
+    opts = dict(opts)
+    return dataclasses.replace(params, kernel=opts.pop("kernel", "torch")), opts
 
 
 def commit() -> str:
@@ -89,7 +101,10 @@ def time_iterations(tree, paths: dict, dev: torch.device, warmup: int, repeats: 
     params = CFRParams(method="dcfr")
     for rt in tree.rounds:
         terminal = rt.terminal_value if rt.terminal_value is not None else torch.zeros(rt.n_nodes(8))
-        solvers = {name: RoundCFR(rt, terminal, params, dev, **opts) for name, opts in paths.items()}
+        solvers = {}
+        for name, opts in paths.items():
+            kernel_params, solver_opts = path_params(params, opts)
+            solvers[name] = RoundCFR(rt, terminal, kernel_params, dev, **solver_opts)
         for solver in solvers.values():
             for _ in range(warmup):
                 solver.iterate()
@@ -127,7 +142,8 @@ def compare_solves(tree, paths: dict, dev: torch.device, iterations: int) -> dic
             torch.cuda.reset_peak_memory_stats(dev)
         sync(dev)
         t0 = time.perf_counter()
-        res = solve_cfr(tree, params, dev, **opts)
+        kernel_params, solver_opts = path_params(params, opts)
+        res = solve_cfr(tree, kernel_params, dev, **solver_opts)
         sync(dev)
         row = {"solve_s": time.perf_counter() - t0, "root_value": res.root_value, "exploitability": res.exploitability}
         if dev.type == "cuda":
@@ -154,6 +170,14 @@ def markdown(record: dict) -> str:
         f"`{record['command']}`, commit {record['commit']}, torch {record['torch']}, {record['threads']} thread(s); "
         f"bandwidth (add, {record['bandwidth_values']:,} float32): {bw:.1f} GB/s. Share of bound: the time "
         f"the bytes need at that bandwidth over the iteration's {'CPU' if clock == 'cpu_min_s' else 'wall'} time.",
+        "",
+        "Load average (1, 5, 15 min) before and after each deck and tree: "
+        + "; ".join(
+            f"{r['deck']} {r['tree']} {'/'.join(f'{x:.1f}' for x in r.get('load_before', ()))} to "
+            f"{'/'.join(f'{x:.1f}' for x in r.get('load_after', ()))}"
+            for r in record["runs"]
+        )
+        + ".",
         "",
         "| deck | tree | nodes | edges | path | s per iteration (min) | (median) | CPU s (min) "
         f"| ns per node ({'CPU' if clock == 'cpu_min_s' else 'wall'}) | speed-up | ops | executed B/node "
@@ -211,7 +235,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     dev = torch.device(args.device)
     args.out.mkdir(parents=True, exist_ok=True)
-    paths = {**PATHS, **(GRAPHS if dev.type == "cuda" else {})}
+    paths = {**PATHS, **(GRAPHS if dev.type == "cuda" else NATIVE)}
     t_start = time.perf_counter()
     record = {
         "command": " ".join(sys.argv),
@@ -230,9 +254,10 @@ def main() -> None:
         for mode in args.trees.split(","):
             tree = build_tree(GameState.initial(decks[deck].deck), mode, dev, infosets=False)
             edges = sum(rt.n_edges_at(t) for rt in tree.rounds for t in rt.play_turns)
-            run = {"deck": deck, "tree": mode, "nodes": tree.n_nodes, "edges": edges}
+            run = {"deck": deck, "tree": mode, "nodes": tree.n_nodes, "edges": edges, "load_before": os.getloadavg()}
             run["timing"] = time_iterations(tree, paths, dev, args.warmup, args.repeats)
             run["solves"] = compare_solves(tree, paths, dev, args.solve_iterations)
+            run["load_after"] = os.getloadavg()
             record["runs"].append(run)
             del tree
             summary = {k: round(v["min_s"], 5) for k, v in run["timing"].items()}
