@@ -52,6 +52,12 @@ unperturbed game, its exploitability measured as usual.
 every iteration; ``"simultaneous"`` updates both from the same strategy profile, as the
 paper's code does.
 
+``kernel`` (default ``"auto"``): on the CPU, for ``dcfr``, ``cfr``, ``cfr+``, ``lcfr`` and
+``pcfr+``, an iteration is one call of a compiled kernel (:mod:`pasur.solve.native`, built with the
+system C compiler on first use) doing the torch path's arithmetic in the same order, so the iterates
+are the same bit for bit, 2 to 3 times faster on the compact tree (docs/benchmarks.md); ``"torch"``
+keeps the tensor operations; ``"native"`` refuses to run without the kernel.
+
 Reproducibility: on the CPU a run is deterministic. Where several actions are equally good,
 rounding noise decides how regret matching splits between them, so runs on another device
 (CUDA sums scatter-adds in no fixed order) or with another dtype can give different strategies
