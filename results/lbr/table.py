@@ -31,7 +31,7 @@ def small_rows() -> list[str]:
         "|---|---|---|---|---|",
     ]
     for v in SMALL:
-        for a, suffix in ((a, s) for a in AGENTS for s in ("", "-200deals", "-1000deals")):
+        for a, suffix in ((a, s) for a in AGENTS for s in ("", "-200deals", "-1000deals", "-model-greedy")):
             path = HERE / f"{v}-{a.replace(':', '-')}{suffix}" / "lbr.json"
             if not path.exists():
                 continue
@@ -43,7 +43,9 @@ def small_rows() -> list[str]:
                 lo, hi = r["ci95"]
                 how, gain = f"{r['deals']:,} deals, 95 % [{lo:+.3f}, {hi:+.3f}]", f"{r['gain']:+.3f}"
             ratio = f"{r['gain'] / e:.2f}" if e and e > 1e-3 else "-"
-            out.append(f"| `{a}` on `{v}` | {gain} | {how} | {e:.4f} | {ratio} |")
+            model = r.get("model", a)
+            name = f"`{a}` on `{v}`" + ("" if model == a else f", posterior by `{model}` (eps {r['model_eps']:g})")
+            out.append(f"| {name} | {gain} | {how} | {e:.4f} | {ratio} |")
     return out
 
 
