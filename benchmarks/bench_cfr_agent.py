@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -69,7 +70,7 @@ def play_timed(spec: str, opponent: str, games: int, seed: int, device: str, bud
             latest = agent._rounds[next(reversed(agent._rounds))].solve if agent._rounds else None
             n_before = len(agent._rounds)
             _sync(device)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             action = agent.choose(info)
             _sync(device)
             rows.append(
@@ -79,6 +80,7 @@ def play_timed(spec: str, opponent: str, games: int, seed: int, device: str, bud
                     "round": info.round,
                     "turn": info.turn,
                     "seconds": time.perf_counter() - t0,
+                    "cpu_s": time.process_time() - c0,
                     "did": _what(agent, n_before, latest),
                 }
             )
@@ -92,10 +94,33 @@ def _stats(xs: list[float]) -> dict:
     return {"moves": len(xs), "median_s": statistics.median(xs), "p99_s": p99, "max_s": xs[-1]}
 
 
-def summarize(rows: list[dict]) -> dict:
-    by_round = {r: _stats([x["seconds"] for x in rows if x["round"] == r]) for r in sorted({x["round"] for x in rows})}
-    by_kind = {k: _stats([x["seconds"] for x in rows if x["did"] == k]) for k in sorted({x["did"] for x in rows})}
-    return {"all": _stats([x["seconds"] for x in rows]), "by_round": by_round, "by_decision": by_kind}
+def summarize(rows: list[dict], key: str = "seconds") -> dict:
+    """Median, p99 and maximum of ``key`` (wall ``seconds`` or the process's ``cpu_s``: on a
+    shared machine the CPU time is what one core would take) per round, per kind and overall."""
+    by_round = {r: _stats([x[key] for x in rows if x["round"] == r]) for r in sorted({x["round"] for x in rows})}
+    by_kind = {k: _stats([x[key] for x in rows if x["did"] == k]) for k in sorted({x["did"] for x in rows})}
+    return {"all": _stats([x[key] for x in rows]), "by_round": by_round, "by_decision": by_kind}
+
+
+def head_to_head(spec: str, versus: str, variant: str, deals: int, seed: int, device: str) -> dict:
+    """``spec`` against ``versus`` on ``deals`` duplicate deals of a small variant (each deck
+    twice, seats swapped): ``spec``'s margin per deal, its mean and a 95 % normal interval."""
+    from pasur.game.variants import get_variant
+    from pasur.hidden.game import play_hidden
+
+    v = get_variant(variant)
+    margins = []
+    for d in range(deals):
+        deck = Deck.from_seed(seed + d, v)
+        a, b = make_agent(spec, seed=seed + d, device=device), make_agent(versus, seed=seed + d, device=device)
+        first = play_hidden(deck, (a, b)).utility
+        a, b = make_agent(spec, seed=seed + d, device=device), make_agent(versus, seed=seed + d, device=device)
+        second = play_hidden(deck, (b, a)).utility
+        margins.append((first - second) / 2)
+    mean = statistics.fmean(margins)
+    half = 1.96 * statistics.stdev(margins) / len(margins) ** 0.5 if len(margins) > 1 else float("nan")
+    head = {"agent": spec, "versus": versus, "variant": variant, "deals": deals, "seed": seed, "mean": mean}
+    return head | {"ci95": [mean - half, mean + half], "margins": margins}
 
 
 def exploit(spec: str, variant: str, device: str) -> dict:
@@ -135,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch's CPU threads (1: one core)")
     ap.add_argument("--budget-s", type=float, default=600.0, help="no new game after this many seconds")
     ap.add_argument("--exploit", default="", help="small variants to measure exactly, e.g. micro,duo")
+    ap.add_argument("--versus", default="", help="head-to-head opponents on --variant, e.g. pimc:8,best")
+    ap.add_argument("--variant", default="tiny")
+    ap.add_argument("--deals", type=int, default=100, help="duplicate deals of each head-to-head")
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     if args.games < 0 or args.threads < 1 or args.budget_s <= 0:
@@ -155,9 +183,11 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         rows = play_timed(args.spec, args.opponent, args.games, args.seed, args.device, args.budget_s)
         with open(out / "moves.csv", "w") as f:
-            f.write("game,seat,round,turn,seconds,did\n")
+            f.write("game,seat,round,turn,seconds,cpu_s,did\n")
             for r in rows:
-                f.write(f"{r['game']},{r['seat']},{r['round']},{r['turn']},{r['seconds']:.6f},{r['did']}\n")
+                f.write(
+                    f"{r['game']},{r['seat']},{r['round']},{r['turn']},{r['seconds']:.6f},{r['cpu_s']:.6f},{r['did']}\n"
+                )
         summary = {
             "spec": args.spec,
             "opponent": args.opponent,
@@ -165,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
             "games": len({r["game"] for r in rows}),
         }
         summary |= {"wall_s": time.perf_counter() - t0, "machine": machine, "command": command, **summarize(rows)}
+        summary["cpu_s"] = summarize(rows, "cpu_s")
+        summary["load_average"] = list(os.getloadavg())
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
         print(json.dumps(summary["all"]), json.dumps(summary["by_round"]))
     if args.exploit:
@@ -174,6 +206,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         for r in reports:
             print(r["variant"], r["agent"], f"exploitability {r['exploitability']:.4f}")
+    if args.versus:
+        h2h = [
+            head_to_head(args.spec, x.strip(), args.variant, args.deals, args.seed, args.device)
+            for x in args.versus.split(",")
+        ]
+        (out / "h2h.json").write_text(
+            json.dumps({"command": command, "machine": machine, "runs": h2h}, indent=2) + "\n"
+        )
+        for r in h2h:
+            print(r["agent"], "vs", r["versus"], r["variant"], f"{r['mean']:+.3f}", r["ci95"])
     return 0
 
 

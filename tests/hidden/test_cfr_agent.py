@@ -197,13 +197,31 @@ def test_when_the_opponent_leaves_the_sampled_hands_the_agent_samples_hands_hold
 
 def test_own_range_smaller_than_the_opponents_and_enumerated_when_few():
     """``own`` sets the size of the agent's range apart from the opponent's (its true hand first);
-    a range of at most ``exact`` hands is enumerated whole (tiny: every hand the agent could hold)."""
+    a range of at most ``exact`` hands is enumerated whole (tiny, solved from where it is: every
+    hand the agent could hold)."""
     game = HiddenGame(Deck.from_seed(5))
     info = game.observation(0)
     b = belief_state(info, 12, 0, seed=1, own=3)
     assert (len(b.hands[1]), len(b.hands[0])) == (12, 3) and int(b.hands[0][0]) == info.hand
     tiny = HiddenGame(Deck.from_seed(2, get_variant("tiny"))).observation(0)
-    whole = belief_state(tiny, 2, 100, seed=1, own=2)
+    whole = belief_state(tiny, 2, 100, seed=1, own=2, here=True)
     n_own = math.comb((tiny.unseen | tiny.hand).bit_count(), tiny.hand.bit_count())
     assert len(set(whole.hands[0].tolist())) == n_own == len(whole.hands[0]) > 2
     assert int(whole.hands[0][0]) == tiny.hand
+
+
+def test_a_solve_from_the_rounds_start_late_in_a_round_keeps_its_pairs_bounded():
+    """Late in a round few hands remain possible (one card left: some 30 a side), but a solve from
+    the round's start expands the whole round for every pair: at most MAX_PAIRS pairs, the
+    opponent's range still holding every card it played this round."""
+    from pasur.hidden.cfr_agent import MAX_PAIRS
+
+    game = HiddenGame(Deck.from_seed(6))
+    for _ in range(6):
+        game.apply(game.state.legal_actions()[0])
+    info = game.observation(0)
+    assert info.hand.bit_count() == 1
+    b = belief_state(info, 16, 100, seed=0, own=4)
+    assert 16 <= len(b.pairs) <= MAX_PAIRS
+    opp_played = info.played_this_round(1)
+    assert all(h & opp_played == opp_played for h in b.hands[1].tolist())

@@ -50,6 +50,10 @@ from pasur.hidden.worlds import info_seed
 EXACT_HANDS = 100
 #: rounds solved and kept at most (concurrent games each keep their round's solve)
 CACHE = 64
+#: at most this many pairs of hands in a solve from a round's start before the last round: each
+#: pair expands the whole round, and every leaf asks the boundary network (a decision that
+#: enumerated 31 own hands x 30 opponent hands late in a round took 133 s of CPU)
+MAX_PAIRS = 128
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,12 @@ def belief_state(
     opp_hands = _hands(opp_played, info.unseen, info.opponent_hand_size, hands, exact, rng, None)
     true_hand = mine_played | info.hand
     own = hands if own is None else own
-    my_hands = _hands(mine_played, info.unseen | info.hand, info.hand.bit_count(), own, exact, rng, true_hand)
+    my_free, my_size = info.unseen | info.hand, info.hand.bit_count()
+    my_hands = _hands(mine_played, my_free, my_size, own, exact, rng, true_hand)
+    if not here and info.round < info.variant.final_round and _n_pairs(my_hands, opp_hands) > MAX_PAIRS:
+        my_hands = _hands(mine_played, my_free, my_size, own, own, rng, true_hand)
+        if _n_pairs(my_hands, opp_hands) > MAX_PAIRS:
+            opp_hands = _hands(opp_played, info.unseen, info.opponent_hand_size, hands, hands, rng, None)
     seat = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
     seat[me], seat[opp] = np.array(my_hands, dtype=np.int64), np.array(opp_hands, dtype=np.int64)
     ii, jj = np.meshgrid(np.arange(len(seat[0])), np.arange(len(seat[1])), indexing="ij")
@@ -148,6 +157,12 @@ def belief_state(
     universe = info.unseen | true_hand | opp_played
     remaining = universe & ~(seat[0][pairs[:, 0]] | seat[1][pairs[:, 1]])
     return BeliefState(root, moves, (seat[0], seat[1]), pairs, np.ones(len(pairs)), remaining)
+
+
+def _n_pairs(mine: list[int], theirs: list[int]) -> int:
+    """How many pairs of the two ranges hold no card twice."""
+    b = np.array(theirs, dtype=np.int64)
+    return int(sum(np.count_nonzero((b & h) == 0) for h in mine))
 
 
 @dataclass
