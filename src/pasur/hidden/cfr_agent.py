@@ -50,9 +50,10 @@ from pasur.hidden.worlds import info_seed
 EXACT_HANDS = 100
 #: rounds solved and kept at most (concurrent games each keep their round's solve)
 CACHE = 64
-#: at most this many pairs of hands in a solve from a round's start before the last round: each
-#: pair expands the whole round, and every leaf asks the boundary network (a decision that
-#: enumerated 31 own hands x 30 opponent hands late in a round took 133 s of CPU)
+#: at most this many pairs of hands in a solve from a round's start before the standard game's
+#: last round: each pair expands the whole round, and every leaf asks the boundary network (a
+#: decision that enumerated both ranges late in a round took 133 s of CPU); a small variant's
+#: exact boundary is a look-up, so its ranges stay whole
 MAX_PAIRS = 128
 
 
@@ -144,7 +145,8 @@ def belief_state(
     own = hands if own is None else own
     my_free, my_size = info.unseen | info.hand, info.hand.bit_count()
     my_hands = _hands(mine_played, my_free, my_size, own, exact, rng, true_hand)
-    if not here and info.round < info.variant.final_round and _n_pairs(my_hands, opp_hands) > MAX_PAIRS:
+    capped = not here and info.variant.is_standard and info.round < info.variant.final_round
+    if capped and _n_pairs(my_hands, opp_hands) > MAX_PAIRS:
         my_hands = _hands(mine_played, my_free, my_size, own, own, rng, true_hand)
         if _n_pairs(my_hands, opp_hands) > MAX_PAIRS:
             opp_hands = _hands(opp_played, info.unseen, info.opponent_hand_size, hands, hands, rng, None)
