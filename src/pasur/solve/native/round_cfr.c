@@ -12,8 +12,10 @@
  *     one fused multiply-add: fma() here;
  *   - regret matching floors at PASUR_FLOOR (pasur.common.regret.FLOOR) and divides by the
  *     parent's sum, then applies the tremble (x * spread + floor, two roundings).
- * The update of a layer runs right after the values of the layer above it are summed (its parents'
- * values are then no longer needed by the values pass), which changes no number.
+ * The update of a layer runs right after its own values pass (while its edges are in cache); its
+ * regret-matching sums wait in a buffer and go into its vpar (where match() leaves them) once the
+ * layer above has read its values, so no number changes. (Torch fuses addcmul_ wherever the CPU
+ * has FMA, as every x86-64 CPU since 2013; on one without, the average would differ in the last bit.)
  *
  * Compiled once per source, flags and compiler by pasur.solve.native (the per-user cache), for
  * float (suffix _f32) and double (suffix _f64): this file includes itself once per type.
@@ -27,7 +29,7 @@
 /* one layer's tensors (the solver's views of its groups' flat tensors); mirrored by
  * pasur.solve.native.Layer (ctypes): six int64, then thirteen pointers */
 typedef struct {
-    int64_t n_edges, n_parent, n_child, mover, tree_like, unused;
+    int64_t n_edges, n_parent, n_child, mover, tree_like, unused; /* (mover 0: Alex, 1: Bob) */
     const int32_t *parent; /* [E] index among this layer's parents */
     const int64_t *offsets; /* [n_parent + 1] where parents' edges start, when they are sorted by parent; or NULL */
     const int32_t *child;  /* [E] index among its children; NULL when tree-like (child e is edge e) */
@@ -52,9 +54,10 @@ enum { M_CFR = 0, M_CFR_PLUS = 1, M_LCFR = 2, M_DCFR = 3, M_PCFR_PLUS = 4 };
 #define PASUR_INLINE static inline
 #endif
 
-/* The entry points: on x86-64 Linux one clone for CPUs with FMA (fma() is then one instruction)
- * and one for the others (fma() of the C library, the same result, slower). */
-#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__INTEL_COMPILER)
+/* The entry points: with GCC on x86-64 Linux, one clone for x86-64-v3 CPUs (AVX2 and FMA: fma() is
+ * one instruction, the elementwise loops vectorized) and one for the others (fma() of the C
+ * library, the same result, slower), picked when the library is loaded. */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(__clang__) && !defined(__INTEL_COMPILER)
 #define PASUR_ENTRY __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define PASUR_ENTRY
