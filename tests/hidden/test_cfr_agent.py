@@ -225,3 +225,26 @@ def test_a_solve_from_the_rounds_start_late_in_a_round_keeps_its_pairs_bounded()
     assert 16 <= len(b.pairs) <= MAX_PAIRS
     opp_played = info.played_this_round(1)
     assert all(h & opp_played == opp_played for h in b.hands[1].tolist())
+
+
+def test_a_solve_over_the_node_budget_keeps_whole_opponent_hands_within_it(monkeypatch):
+    """With a budget below the expansion's nodes, the solve keeps only some opponent hands, every
+    pair of each (so each kept hand's range of the agent's hands is whole), its nodes within the
+    budget, the agent's true hand among them; the move is still a distribution over the legal
+    actions."""
+    import pasur.hidden.cfr_agent as cfr_agent
+
+    monkeypatch.setattr(cfr_agent, "NODE_BUDGET", 30_000)
+    game = HiddenGame(Deck.from_seed(5))
+    info = game.observation(0)
+    agent = CFRAgent(8, 2, own=2, seed=0)
+    legal, probs = agent.strategy(info)
+    assert legal == info.legal_actions() and abs(probs.sum() - 1) < 1e-9
+    state = agent._rounds[next(reversed(agent._rounds))]
+    exp, roots = state.expansion, state.solve.rt.node[0]
+    kept_opp = set(exp.hand_id[1][roots].tolist())
+    assert 1 <= len(kept_opp) < len(set(exp.hand_id[1].tolist()))
+    for h in kept_opp:  # every pair of a kept hand
+        assert set(np.flatnonzero(exp.hand_id[1] == h).tolist()) <= set(roots.tolist())
+    assert sum(len(x) for x in state.solve.rt.node) <= 30_000
+    assert 0 in set(exp.hand_id[0][roots].tolist())

@@ -55,6 +55,11 @@ CACHE = 64
 #: decision that enumerated both ranges late in a round took 133 s of CPU); a small variant's
 #: exact boundary is a look-up, so its ranges stay whole
 MAX_PAIRS = 128
+#: at most this many expansion nodes in a solve of the standard game (about twice a first deal's
+#: 200,000 for 50 pairs): a round with a large pool has many capture choices, and one solve of the
+#: fifth deal took 30 s of CPU; past it the solve keeps the first opponent hands drawn (a uniform
+#: draw still), all their pairs, and drops the rest
+NODE_BUDGET = 400_000
 
 
 @dataclass(frozen=True)
@@ -243,6 +248,8 @@ class CFRAgent(HiddenAgent):
             self._rounds.move_to_end(key)
             try:
                 level, pub = state.expansion.public_node(list(moves[state.expansion.root.turn :]))
+                if not _covers(state.base, level, pub):
+                    raise KeyError("outside the solved pairs")
             except KeyError:  # the opponent's moves left the sampled hands: sample them again
                 state = None
         if state is None:
@@ -263,9 +270,12 @@ class CFRAgent(HiddenAgent):
         round) and the public node of ``info`` in it; from the current position if none is."""
         state = self._fresh(info)
         try:
-            return (state, *state.expansion.public_node(list(moves)))
+            level, pub = state.expansion.public_node(list(moves))
         except KeyError:
             return self._fresh(info, here=True), 0, 0
+        if not _covers(state.base, level, pub):
+            return self._fresh(info, here=True), 0, 0
+        return state, level, pub
 
     def _fresh(self, info: InfoState, here: bool = False) -> _Round:
         """Sample the ranges, expand the round from its start (or ``here``) and solve it."""
@@ -273,7 +283,9 @@ class CFRAgent(HiddenAgent):
         pair_hands = (b.hands[0][b.pairs[:, 0]], b.hands[1][b.pairs[:, 1]])
         exp = expand(b.root, pair_hands, b.remaining, self._boundary_for(info))
         exp.hand_id = (b.pairs[:, 0], b.pairs[:, 1])  # the true hand is index 0 of its seat's range
-        rt = history_tree(exp, 0, np.arange(len(b.pairs)), b.weight)
+        roots = _within_budget(exp, b.pairs[:, 1 - info.player]) if info.variant.is_standard else None
+        roots = np.arange(len(b.pairs)) if roots is None else roots
+        rt = history_tree(exp, 0, roots, b.weight[roots])
         solve = RangeSolve(rt, self.iterations, device=self.device)
         return _Round(exp, solve, solve)
 
@@ -293,6 +305,24 @@ class CFRAgent(HiddenAgent):
 
             self._exact_boundaries[v] = ExactBoundary(v, self.device)
         return self._exact_boundaries[v]
+
+
+def _within_budget(exp: Expansion, opp_hand: np.ndarray, budget: int | None = None) -> np.ndarray | None:
+    """The roots (pairs) to solve when the expansion has more than ``budget`` nodes (default
+    :data:`NODE_BUDGET`): every pair of the opponent hands that fit, taken in a fixed scrambled
+    order of their indices (an enumerated range is in the cards' order, a drawn one in the
+    draw's), at least one hand's; ``None`` when all fit."""
+    budget = NODE_BUDGET if budget is None else budget
+    n = len(opp_hand)
+    per_pair = np.zeros(n, dtype=np.int64)
+    for level_pairs in exp.pair:
+        per_pair += np.bincount(level_pairs, minlength=n)
+    if per_pair.sum() <= budget:
+        return None
+    per_hand = np.bincount(opp_hand, weights=per_pair)
+    order = np.argsort((np.arange(len(per_hand), dtype=np.int64) * 2654435761) % 4294967291, kind="stable")
+    keep = max(1, int(np.searchsorted(np.cumsum(per_hand[order]), budget, side="right")))
+    return np.flatnonzero(np.isin(opp_hand, order[:keep]))
 
 
 def _round_key(info: InfoState) -> tuple:
