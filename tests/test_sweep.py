@@ -308,6 +308,17 @@ def test_a_sweep_written_before_an_option_existed_resumes(inline_sweep, tmp_path
         run_sweep(small_decks(3), DeckJob(cfr=replace(JOB.cfr, tremble=1e-3), games=JOB.games), copy)
 
 
+def test_a_sweep_resumes_with_another_cfr_kernel(inline_sweep, tmp_path):
+    """The kernel changes the speed, not the iterates: a sweep solved with one resumes with the
+    other (its finished decks skipped), where another solver option is refused."""
+    out, records = inline_sweep
+    copy = tmp_path / "kernel"
+    shutil.copytree(out, copy)
+    for kernel in ("torch", "native"):
+        again = run_sweep(small_decks(3), DeckJob(cfr=replace(JOB.cfr, kernel=kernel), games=JOB.games), copy)
+        assert [r["deck_id"] for r in again] == [r["deck_id"] for r in records]
+
+
 def test_a_sweep_written_before_the_exploitability_convention_reads_relabelled(inline_sweep, tmp_path):
     """A sweep of format 1 held NashConv under ``exploitability`` (records, manifest, records
     file, the job's target) and no ``nash_conv``: it reads as ``nash_conv`` with ``exploitability``

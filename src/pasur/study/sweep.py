@@ -139,9 +139,14 @@ def _with_defaults(job: dict, fmt: int = FORMAT) -> dict:
         return job
 
 
+#: job options that change how a deck is solved but not what comes out (the native and the torch
+#: CFR kernels give the same iterates bit for bit), so a sweep may resume with another value
+RESULT_NEUTRAL = frozenset({"cfr.kernel"})
+
+
 def _job_differences(old: dict, new: dict) -> list[str]:
     old, new = _flat(old), _flat(new)
-    keys = sorted(set(old) | set(new))
+    keys = sorted((set(old) | set(new)) - RESULT_NEUTRAL)
     if old.get("method") != new.get("method"):  # the CFR settings of another method say nothing more
         keys = [k for k in keys if not k.startswith("cfr.")]
     return [f"{k}: {old.get(k)!r} there, {new.get(k)!r} now" for k in keys if old.get(k) != new.get(k)]
