@@ -68,14 +68,18 @@ from pathlib import Path
 wheel, src = sys.argv[1], Path(sys.argv[2])
 names = set(zipfile.ZipFile(wheel).namelist())
 wanted = [*src.glob("pasur/hidden/*-weights.pt"), *src.glob("pasur/hidden/*-weights.card.json"),
-          src / "pasur/web/level-card.json", *(p for p in src.glob("pasur/web/static/**/*") if p.is_file())]
+          src / "pasur/web/level-card.json", *(p for p in src.glob("pasur/web/static/**/*") if p.is_file()),
+          *src.glob("pasur/solve/native/*.c")]
 missing = sorted(str(p.relative_to(src)) for p in wanted if str(p.relative_to(src)) not in names)
 weights = [p for p in wanted if p.suffix == ".pt"]
 if missing or not weights:
     print("missing from the wheel:", *missing or ["(no *-weights.pt in the checkout)"], file=sys.stderr)
     sys.exit(1)
-print(f"wheel-check: the wheel holds the {len(weights)} weights files, their cards, level-card.json "
-      f"and the {len(wanted) - 2 * len(weights) - 1} static files of the page")
+sources = [p for p in wanted if p.suffix == ".c"]
+if not sources:
+    sys.exit("no pasur/solve/native/*.c in the checkout")
+print(f"wheel-check: the wheel holds the {len(weights)} weights files, their cards, level-card.json, "
+      f"the {len(wanted) - 2 * len(weights) - 1 - len(sources)} static files of the page and the CFR kernel's C source")
 EOF
 
 # the extras docs/install.md names, declared in the wheel's metadata
@@ -125,6 +129,13 @@ value = json.load(open(sys.argv[1]))["value"]
 sys.exit(1) if isinstance(value, bool) or not isinstance(value, numbers.Real) else print(value)' "$work/solve.json") \
   || fail "pasur solve --seed 3 --json gave no numeric value"
 echo "wheel-check: pasur solve --seed 3 --json: value $value"
+
+# the native CFR kernel: compiled from the wheel's C source on first use, into a fresh cache
+XDG_CACHE_HOME="$work/cache" timeout 300 "$venv/bin/pasur" solve --seed 3 --method dcfr --iterations 5 --kernel native \
+  --json >"$work/native.json" 2>"$work/native.err" \
+  || { tail -n 20 "$work/native.err" >&2; fail "pasur solve --method dcfr --kernel native failed (is a C compiler installed?)"; }
+ls "$work"/cache/pasur/native/*.so >/dev/null 2>&1 || fail "--kernel native left no compiled kernel in the cache"
+echo "wheel-check: pasur solve --method dcfr --kernel native: compiled the kernel from the wheel and solved"
 
 # 5. the base install has no web server: `pasur serve` says so in one line, exit 2; then the web extra
 serve_code=0
