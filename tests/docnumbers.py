@@ -594,7 +594,8 @@ def view_lbr_full(paths: list[Path], table: Table) -> Rows:
         s = json.loads(p.read_text(encoding="utf-8"))
         post = s["posterior"]
         model = s.get("model", s["agent"])
-        source = "the agent" if model == s["agent"] else f"model {model} (eps {s['model_eps']:g})"
+        own = model == s["agent"] and s.get("model_probs", "choice") != "network"
+        source = "the agent" if own else f"model {model} (eps {s['model_eps']:g})"
         rows[f"{s['agent']} | {source}"] = {
             "deals (games)": [s["deals"], s["games"]],
             "LBR gain per game": s["gain"],

@@ -60,7 +60,8 @@ def full_rows() -> list[str]:
         lo, hi = r["ci95"]
         p = r["posterior"]
         model = r.get("model", r["agent"])
-        source = "the agent" if model == r["agent"] else f"model `{model}` (eps {r['model_eps']:g})"
+        own = model == r["agent"] and r.get("model_probs", "choice") != "network"  # else its network's probabilities
+        source = "the agent" if own else f"model `{model}` (eps {r['model_eps']:g})"
         out.append(
             f"| `{r['agent']}` | {source} | {r['deals']} ({r['games']}) | {r['gain']:+.3f} | [{lo:+.3f}, {hi:+.3f}] "
             f"| {p['exact']:,} / {p['sampled']:,} / {p['fallback']:,} |"
