@@ -54,18 +54,14 @@ def test_every_deck_is_every_deal_once():
     assert len(keys) == sum(1 for _ in every_deck(v)) == v.deals_count()
 
 
-def _check_game(deck: Deck, agent, responder: LBRResponder, seat: int, rounds: int) -> tuple[int, int]:
-    """Play one game's first ``rounds`` rounds, checking at each of the responder's decisions
-    that every hand of its posterior is made of cards it has not seen, of the agent's hand size,
-    and would have led the agent (asked on its own information states, as the referee gave them)
-    to play as it did this round, and that an exact posterior of few hands holds every such hand.
-    Returns the decisions checked, and how many of them had an exact posterior with the true hand."""
-    game, tracker, agent_infos = HiddenGame(deck), responder.tracker(), []
-    checked = exact_with_truth = 0
-    while not game.is_terminal and game.state.round < rounds:
-        mover = game.mover
-        if mover != seat:
-            info = game.observation(mover)
+def responder_decisions(game: HiddenGame, agent, responder: LBRResponder, seat: int, agent_infos: list, rounds=None):
+    """Play ``game`` (its first ``rounds`` rounds, or to the end) with the responder in ``seat``:
+    yield its information state and posterior after each of its moves, and append each of the
+    agent's moves (its information state as the referee gave it, the action) to ``agent_infos``."""
+    tracker = responder.tracker()
+    while not game.is_terminal and (rounds is None or game.state.round < rounds):
+        if game.mover != seat:
+            info = game.observation(game.mover)
             action = agent.choose(info)
             agent_infos.append((info, action))
             tracker.agent_moved(game.observation(seat), action)
@@ -73,7 +69,18 @@ def _check_game(deck: Deck, agent, responder: LBRResponder, seat: int, rounds: i
             continue
         info = game.observation(seat)
         game.apply(responder.choose(info, tracker))
-        post = responder.last_posterior
+        yield info, responder.last_posterior
+
+
+def _check_game(deck: Deck, agent, responder: LBRResponder, seat: int, rounds: int) -> tuple[int, int]:
+    """Play one game's first ``rounds`` rounds, checking at each of the responder's decisions
+    that every hand of its posterior is made of cards it has not seen, of the agent's hand size,
+    and would have led the agent (asked on its own information states, as the referee gave them)
+    to play as it did this round, and that an exact posterior of few hands holds every such hand.
+    Returns the decisions checked, and how many of them had an exact posterior with the true hand."""
+    game, agent_infos = HiddenGame(deck), []
+    checked = exact_with_truth = 0
+    for info, post in responder_decisions(game, agent, responder, seat, agent_infos, rounds):
         if len(info.legal_actions()) == 1:
             continue
         this_round = [(i, a) for i, a in agent_infos if i.round == info.round]

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_lbr import responder_decisions
 
 from pasur.game.cards import Deck
 from pasur.game.variants import get_variant
@@ -87,19 +88,8 @@ def _true_hand_kept(eps: float, seeds: range) -> tuple[int, int, int]:
     lost = checked = disagree = 0
     for seed in seeds:
         for name in ("tiny", "mini"):
-            game, seat = HiddenGame(Deck.from_seed(seed, get_variant(name))), seed % 2
-            tracker, mine = responder.tracker(), []
-            while not game.is_terminal:
-                if game.mover != seat:
-                    info = game.observation(game.mover)
-                    action = agent.choose(info)
-                    mine.append((info, action))
-                    tracker.agent_moved(game.observation(seat), action)
-                    game.apply(action)
-                    continue
-                info = game.observation(seat)
-                game.apply(responder.choose(info, tracker))
-                post = responder.last_posterior
+            game, seat, mine = HiddenGame(Deck.from_seed(seed, get_variant(name))), seed % 2, []
+            for info, post in responder_decisions(game, agent, responder, seat, mine):
                 if len(info.legal_actions()) == 1 or not post.exact:
                     continue
                 truth = game.state.hands[1 - seat]

@@ -81,6 +81,18 @@ def page_wait(driver, timeout: float = 60):
     return WebDriverWait(driver, timeout, poll_frequency=POLL_S)
 
 
+def select_move(driver, action: dict) -> None:
+    """Click ``action``'s card in the hand, then each pool card it takes not yet chosen (the page
+    may choose some itself), as a player does before Play."""
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
+    for c in action["captured"]:
+        pool_card = driver.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
+        if "chosen" not in pool_card.get_attribute("class"):
+            pool_card.click()
+
+
 def serve_in_thread(app):
     """The app under uvicorn on 127.0.0.1, in a daemon thread of this process (every real-browser
     test module starts its server so): its base URL, and a stop that waits for the thread."""
@@ -225,11 +237,7 @@ def test_a_whole_hand_by_clicking(live_server, browser, tmp_path):
             wait.until(ready)
             assert d.execute_script("return view.hand.moves_played") == before
         # click the card, then the cards it takes, then Play
-        d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
-        for c in action["captured"]:
-            pool_card = d.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
-            if "chosen" not in pool_card.get_attribute("class"):
-                pool_card.click()
+        select_move(d, action)
         play = d.find_element(By.ID, "play")
         assert play.is_enabled(), (action, play.text)
         assert play.text.startswith("Play: ")
@@ -373,11 +381,7 @@ def test_two_people_play_a_match_with_a_reload(live_server, two_browsers, tmp_pa
         captures = [a for a in legal if a["captured"]]
         action = rng.choice(captures) if captures and rng.random() < 0.8 else rng.choice(legal)
         hand, n = sa["hand"], sa["n"]
-        mover.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
-        for c in action["captured"]:
-            pool_card = mover.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
-            if "chosen" not in pool_card.get_attribute("class"):
-                pool_card.click()
+        select_move(mover, action)
         mover.find_element(By.ID, "play").click()
         moves += 1
         for d in (mover, other):
@@ -479,11 +483,7 @@ def test_the_page_in_persian(live_server, browser, tmp_path):
         legal = d.execute_script("return view.hand.legal")
         action = rng.choice(legal)
         before = d.execute_script("return view.hand.moves_played")
-        d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
-        for c in action["captured"]:
-            pool_card = d.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
-            if "chosen" not in pool_card.get_attribute("class"):
-                pool_card.click()
+        select_move(d, action)
         play = d.find_element(By.ID, "play")
         assert play.text.startswith("بازی کن: "), play.text
         play.click()
@@ -635,11 +635,7 @@ def test_two_people_play_a_rated_match_and_the_ladder_shows_their_ratings(live_s
             captures = [a for a in legal if a["captured"]]
             action = rng.choice(captures) if captures and rng.random() < 0.8 else rng.choice(legal)
             hand, n = sa["hand"], sa["n"]
-            mover.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
-            for c in action["captured"]:
-                pool_card = mover.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
-                if "chosen" not in pool_card.get_attribute("class"):
-                    pool_card.click()
+            select_move(mover, action)
             mover.find_element(By.ID, "play").click()
             for d in (alice, bahar):
                 wait[id(d)].until(lambda d, at=(hand, n + 1): settled(d, *at))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from test_web_browser import page_wait
+from test_web_browser import page_wait, select_move
 from test_web_phone import SEED, _assert_fits, _open, browser, server  # noqa: F401 (fixtures)
 
 PHONE = (390, 844, True)
@@ -103,11 +103,7 @@ def _play_until_a_capture(d) -> None:
         legal = d.execute_script("return view.hand.legal")
         action = max(legal, key=lambda a: len(a["captured"]))
         before = d.execute_script("return view.hand.moves_played")
-        d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{action['card']}']").click()
-        for c in action["captured"]:
-            pool_card = d.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
-            if "chosen" not in pool_card.get_attribute("class"):
-                pool_card.click()
+        select_move(d, action)
         d.find_element(By.ID, "play").click()
         wait.until(lambda d, n=before: d.execute_script("return view.hand.moves_played") > n)
     raise AssertionError("no capture in a whole hand")
@@ -221,11 +217,7 @@ def test_the_last_capturer_sweeps_the_pool(server, browser):  # noqa: F811
         page_wait(d, 60).until(lambda d: d.execute_script(MY_TURN))
         legal = d.execute_script("return view.hand.legal")
         move = min(legal, key=lambda a: len(a["captured"]))  # a card laid if one may be: the pool stays
-        d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{move['card']}']").click()
-        for c in move["captured"]:
-            pool_card = d.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
-            if "chosen" not in pool_card.get_attribute("class"):
-                pool_card.click()
+        select_move(d, move)
         d.find_element(By.ID, "play").click()
         page_wait(d, 60).until(lambda d: d.find_element(By.ID, "result").is_displayed())
         sweep = d.execute_script("return view.hand.sweep")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_web_browser import _driver, _need_browser, page_wait, serve_in_thread
+from test_web_browser import _driver, _need_browser, page_wait, select_move, serve_in_thread
 
 from conftest import FAST
 from pasur.web.app import create_app
@@ -274,11 +274,7 @@ def test_the_score_comes_on_screen_at_the_end(server, browser, lang, size):
     d.execute_script("window.scrollTo(0, document.documentElement.scrollHeight)")
     assert d.execute_script("return window.scrollY") > 300, "the page is not much longer than the screen"
     move = d.execute_script("return view.hand.legal[0]")
-    d.find_element(By.CSS_SELECTOR, f"#hand [data-card='{move['card']}']").click()
-    for c in move["captured"]:
-        pool_card = d.find_element(By.CSS_SELECTOR, f"#pool [data-card='{c}']")
-        if "chosen" not in pool_card.get_attribute("class"):
-            pool_card.click()
+    select_move(d, move)
     d.find_element(By.ID, "play").click()
     page_wait(d, 60).until(lambda d: d.find_element(By.ID, "result").is_displayed())
     top = d.execute_script("return document.getElementById('result').getBoundingClientRect().top")
