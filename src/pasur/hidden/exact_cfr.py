@@ -36,7 +36,7 @@ import torch
 
 from pasur.common import regret as kernel
 from pasur.common.errors import PasurInputError
-from pasur.hidden.history_tree import HistoryTree
+from pasur.hidden.history_tree import HistoryTree, action_counts
 
 #: instantaneous regrets below this times the summed magnitudes of the values are rounding noise
 SNAP = 1e-12
@@ -96,10 +96,8 @@ class HiddenCFR(kernel.UpdatePasses):
         n0, n1 = tree.n_infosets
         self.n_rows, self.A = n0 + n1, tree.max_actions
         self.row_offset = (0, n0)
-        legal = np.zeros((self.n_rows, self.A), dtype=bool)
-        for p in (0, 1):
-            for i, acts in enumerate(tree.actions[p]):
-                legal[self.row_offset[p] + i, : len(acts)] = True
+        counts = np.concatenate([action_counts(tree.actions[0]), action_counts(tree.actions[1])])
+        legal = np.arange(self.A)[None, :] < counts[:, None]
         self.legal = torch.as_tensor(legal, dtype=self.dtype, device=self.device)
         owner = np.repeat([0, 1], [n0, n1])
         self.mine = [torch.as_tensor(owner == p, device=self.device)[:, None] for p in (0, 1)]

@@ -90,7 +90,7 @@ class HistoryTree:
 
     @property
     def max_actions(self) -> int:
-        return max((len(a) for side in self.actions for a in side), default=1)
+        return max((int(action_counts(side).max(initial=0)) for side in self.actions), default=1) or 1
 
     def seen(self, player: int, infoset: int) -> list[tuple]:
         """What the player has seen at that information set, in order: ``("deal", pool, hand)``,
@@ -114,6 +114,14 @@ class HistoryTree:
             else:
                 parts.append(str(Action(event[1], event[2])))
         return " | ".join(parts)
+
+
+def action_counts(side) -> np.ndarray:
+    """How many legal actions each of a player's information sets has: ``side.lengths()`` where
+    the list builds its tuples on demand (:class:`pasur.hidden.rangesolve.InfosetActions`), so
+    counting them builds none."""
+    lengths = getattr(side, "lengths", None)
+    return np.asarray(lengths() if lengths is not None else [len(a) for a in side], dtype=np.int64)
 
 
 def _hands(cards: int, size: int):

@@ -194,7 +194,7 @@ def history_tree(
     for i in range(level + 1, exp.depth + 1):  # the descendants, level by level, in order
         keep = np.isin(exp.parent[i], kept[-1])
         kept.append(np.flatnonzero(keep))
-    actions: tuple[list, list] = ([], [])
+    actions = (InfosetActions(), InfosetActions())
     levels = [Level("chance", np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1), _NONE_I, _NONE_F)]
     n0 = len(kept[0])
     if gadget is not None:
@@ -253,18 +253,70 @@ def _number(actions: list, key: np.ndarray, acts_of_first) -> np.ndarray:
 
 def _decision_infosets(exp: Expansion, i: int, idx: np.ndarray, actions) -> np.ndarray:
     """The mover's information sets of the expansion's nodes ``idx`` at level ``i``: its own
-    hand at the root and the public moves; each one's legal actions from its first node."""
+    hand at the root and the public moves; each one's legal actions those of its first node
+    (kept as where they lie in the expansion: a solve asks for a handful of the tuples)."""
     p = exp.mover(i)
     hand = exp.hand_id[p][exp.pair[i][idx]]
     key = hand * (int(exp.pub[i][idx].max()) + 1) + exp.pub[i][idx]
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     base = len(actions[p])
-    for f in first.tolist():
-        node = int(idx[f])
-        lo, k = int(exp.first_child[i][node]), int(exp.n_children[i][node])
-        cards, caps = exp.card[i + 1][lo : lo + k].tolist(), exp.captured[i + 1][lo : lo + k].tolist()
-        actions[p].append(tuple(Action(c, m) for c, m in zip(cards, caps, strict=True)))
+    node = idx[first]
+    actions[p].add_block(exp.card[i + 1], exp.captured[i + 1], exp.first_child[i][node], exp.n_children[i][node])
     return base + inverse
+
+
+class InfosetActions:
+    """A player's information sets' legal actions as a list of tuples, built on demand: given
+    one by one (``append``) or as blocks of an expansion's children (``add_block``: each set's
+    first child and count). A solve of a round has hundreds of thousands of information sets and
+    needs only their counts (:meth:`lengths`) and the tuples of the few it is asked about."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._chunks: list = []  # a list of tuples, or (cards, captured, first, count)
+        self._counts: list = []  # per chunk: a list of counts, or an array
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def append(self, acts: tuple) -> None:
+        if not self._chunks or not isinstance(self._chunks[-1], list):
+            self._starts.append(self._n)
+            self._chunks.append([])
+            self._counts.append([])
+        self._chunks[-1].append(tuple(acts))
+        self._counts[-1].append(len(acts))
+        self._n += 1
+
+    def extend(self, many) -> None:
+        for acts in many:
+            self.append(acts)
+
+    def add_block(self, cards: np.ndarray, captured: np.ndarray, first: np.ndarray, count: np.ndarray) -> None:
+        self._starts.append(self._n)
+        self._chunks.append((cards, captured, np.asarray(first, np.int64), np.asarray(count, np.int64)))
+        self._counts.append(np.asarray(count, np.int64))
+        self._n += len(count)
+
+    def __getitem__(self, i: int) -> tuple:
+        i = int(i) + (self._n if i < 0 else 0)
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        c = int(np.searchsorted(self._starts, i, side="right")) - 1
+        chunk, j = self._chunks[c], i - self._starts[c]
+        if isinstance(chunk, list):
+            return chunk[j]
+        cards, caps, first, count = chunk
+        lo, k = int(first[j]), int(count[j])
+        return tuple(Action(a, m) for a, m in zip(cards[lo : lo + k].tolist(), caps[lo : lo + k].tolist(), strict=True))
+
+    def __iter__(self):
+        return (self[i] for i in range(self._n))
+
+    def lengths(self) -> np.ndarray:
+        """Each information set's number of legal actions."""
+        return np.concatenate([np.asarray(c, np.int64) for c in self._counts] or [np.zeros(0, np.int64)])
 
 
 class RangeSolve:
