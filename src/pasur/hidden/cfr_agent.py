@@ -228,10 +228,13 @@ class CFRAgent(HiddenAgent):
         return [(a, float(info.margin + sign * (x - banked))) for a, x in zip(acts, q, strict=True)]
 
     def strategy(self, info: InfoState) -> tuple[list[Action], np.ndarray]:
-        """The legal actions (the rules' order) and the probability the agent plays each."""
+        """The legal actions (the rules' order) and the probability the agent plays each (a
+        forced move, its round's last card, without a solve: no later decision of the round needs it)."""
+        legal = info.legal_actions()
+        if len(legal) == 1:
+            return legal, np.ones(1)
         solve, level, pub, hand_id = self._solved(info)
         acts, probs = solve.strategy(level, pub, hand_id)
-        legal = info.legal_actions()
         if sorted(legal) != sorted(acts):
             raise AssertionError("the range solve's actions differ from the rules' legal actions")
         by_action = dict(zip(acts, probs.tolist(), strict=True))

@@ -256,13 +256,19 @@ def _decision_infosets(exp: Expansion, i: int, idx: np.ndarray, actions) -> np.n
     hand at the root and the public moves; each one's legal actions those of its first node
     (kept as where they lie in the expansion: a solve asks for a handful of the tuples)."""
     p = exp.mover(i)
-    hand = exp.hand_id[p][exp.pair[i][idx]]
-    key = hand * (int(exp.pub[i][idx].max()) + 1) + exp.pub[i][idx]
+    forced = exp.n_children[i][idx] == 1
+    free = idx[~forced]
+    hand = exp.hand_id[p][exp.pair[i][free]]
+    key = hand * (int(exp.pub[i][free].max(initial=0)) + 1) + exp.pub[i][free]
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     base = len(actions[p])
-    node = idx[first]
+    node = free[first]
     actions[p].add_block(exp.card[i + 1], exp.captured[i + 1], exp.first_child[i][node], exp.n_children[i][node])
-    return base + inverse
+    infoset = np.full(len(idx), base + len(first), dtype=np.int64)
+    infoset[~forced] = base + inverse
+    if forced.any():  # one row for every forced move of the level: its strategy is always the move
+        actions[p].append(("forced",))
+    return infoset
 
 
 class InfosetActions:
@@ -339,24 +345,34 @@ class RangeSolve:
         at = np.flatnonzero(self.rt.expansion.pub[exp_level][nodes] == pub)
         return self.rt.tree_level(exp_level), at, nodes[at]
 
-    def row(self, exp_level: int, pub: int, hand_id: int) -> int | None:
-        """The table row of the mover's information set with its root hand ``hand_id`` at the
-        public node, or ``None`` when the solve has no such history."""
+    def _mine(self, exp_level: int, pub: int, hand_id: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """The tree level, and the positions and expansion nodes of the mover's information set
+        with its root hand ``hand_id`` at the public node (empty when the solve has none)."""
         exp = self.rt.expansion
         tl, at, nodes = self._real(exp_level, pub)
-        mine = np.flatnonzero(exp.hand_id[exp.mover(exp_level)][exp.pair[exp_level][nodes]] == hand_id)
-        if mine.size == 0:
+        mine = exp.hand_id[exp.mover(exp_level)][exp.pair[exp_level][nodes]] == hand_id
+        return tl, at[mine], nodes[mine]
+
+    def row(self, exp_level: int, pub: int, hand_id: int) -> int | None:
+        """The table row of the mover's information set with its root hand ``hand_id`` at the
+        public node (a forced move's: the level's row of forced moves), or ``None`` when the
+        solve has no such history."""
+        tl, at, _ = self._mine(exp_level, pub, hand_id)
+        if at.size == 0:
             return None
-        p = exp.mover(exp_level)
-        return self.cfr.row_offset[p] + int(self.rt.tree.levels[tl].infoset[at[mine[0]]])
+        p = self.rt.expansion.mover(exp_level)
+        return self.cfr.row_offset[p] + int(self.rt.tree.levels[tl].infoset[at[0]])
 
     def strategy(self, exp_level: int, pub: int, hand_id: int) -> tuple[tuple[Action, ...], np.ndarray] | None:
-        """The mover's legal actions there and the solve's probability of each."""
+        """The mover's legal actions there (the expansion's, in the rules' order) and the
+        solve's probability of each."""
         row = self.row(exp_level, pub, hand_id)
         if row is None:
             return None
-        p = self.rt.expansion.mover(exp_level)
-        acts = self.rt.tree.actions[p][row - self.cfr.row_offset[p]]
+        exp, node = self.rt.expansion, int(self._mine(exp_level, pub, hand_id)[2][0])
+        lo, k = int(exp.first_child[exp_level][node]), int(exp.n_children[exp_level][node])
+        cards, caps = exp.card[exp_level + 1][lo : lo + k].tolist(), exp.captured[exp_level + 1][lo : lo + k].tolist()
+        acts = tuple(Action(c, m) for c, m in zip(cards, caps, strict=True))
         return acts, self.policy[row, : len(acts)].cpu().numpy().astype(np.float64)
 
     def _tensor(self, x: np.ndarray) -> torch.Tensor:
@@ -365,19 +381,20 @@ class RangeSolve:
     def action_values(self, exp_level: int, pub: int, hand_id: int) -> np.ndarray:
         """Each action's expected value (Alex's points minus Bob's from the expansion's root) at
         the mover's information set, the other player's and chance's reach weighing its histories."""
-        row = self.row(exp_level, pub, hand_id)
         p = self.rt.expansion.mover(exp_level)
-        tl = self.rt.tree_level(exp_level)
+        tl, at, nodes = self._mine(exp_level, pub, hand_id)
         lv, below = self.rt.tree.levels[tl], self.rt.tree.levels[tl + 1]
         reach, values = self.cfr.reach(self.policy), self.cfr.values(self.policy)
-        inside = self._tensor(lv.infoset + self.cfr.row_offset[p]) == row
-        w = (reach[tl][1 - p] * reach[tl][2]) * inside.to(reach[tl].dtype)
+        inside = torch.zeros(len(lv.parent), dtype=reach[tl].dtype, device=reach[tl].device)
+        inside[self._tensor(at)] = 1.0
+        w = (reach[tl][1 - p] * reach[tl][2]) * inside
         child_w = w[self._tensor(below.parent)]
-        n_act = len(self.rt.tree.actions[p][row - self.cfr.row_offset[p]])
+        n_act = int(self.rt.expansion.n_children[exp_level][int(nodes[0])])
         edge = self._tensor(below.edge)
-        num = torch.zeros(n_act, dtype=torch.float64, device=w.device).index_add_(0, edge, child_w * values[tl + 1])
-        den = torch.zeros(n_act, dtype=torch.float64, device=w.device).index_add_(0, edge, child_w)
-        return (num / den.clamp_min(1e-300)).cpu().numpy()
+        width = int(below.edge.max(initial=0)) + 1  # every edge of the level, this set's first n_act
+        num = torch.zeros(width, dtype=torch.float64, device=w.device).index_add_(0, edge, child_w * values[tl + 1])
+        den = torch.zeros(width, dtype=torch.float64, device=w.device).index_add_(0, edge, child_w)
+        return (num / den.clamp_min(1e-300))[:n_act].cpu().numpy()
 
     def resolve_inputs(self, exp_level: int, pub: int, epsilon: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What a safe re-solve at the public node needs: its histories (expansion nodes), their
