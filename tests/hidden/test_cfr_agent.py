@@ -258,3 +258,40 @@ def test_a_solve_over_the_node_budget_keeps_whole_opponent_hands_within_it(monke
         assert set(np.flatnonzero(exp.hand_id[1] == h).tolist()) <= set(roots.tolist())
     assert sum(len(x) for x in state.solve.rt.node) <= 30_000
     assert 0 in set(exp.hand_id[0][roots].tolist())
+
+
+def test_the_boundary_is_asked_once_per_distinct_leaf_and_every_leaf_gets_its_value():
+    """Many orders of play end a round alike: the boundary is asked about each distinct leaf
+    (pool, clubs, last capturer, cards to come) once, and every leaf's value is what the boundary
+    gives for that leaf alone; in a first deal's expansion the distinct leaves are a few of all."""
+    import torch
+
+    from pasur.hidden.boundary import ClubsBoundary
+    from pasur.hidden.rangesolve import _after
+
+    clubs, asked = ClubsBoundary(), []
+
+    def boundary(round_, pool, ca, cb, last, remaining):
+        asked.append(len(pool))
+        return clubs(round_, pool, ca, cb, last, remaining)
+
+    rng = np.random.default_rng(0)
+    n = 500
+    t = lambda x: torch.as_tensor(np.asarray(x, dtype=np.int64))  # noqa: E731
+    pool = t(rng.choice([0b1011, 1 << 40 | 1 << 51, 1 << 13 | 1 << 26], n))
+    ca, cb, last, pair = (
+        t(rng.integers(0, 8, n)),
+        t(rng.integers(0, 2, n)),
+        t(rng.integers(0, 3, n)),
+        t(rng.integers(0, 3, n)),
+    )
+    remaining = t([0b1100 << 20, 0b1100 << 20, 1 << 39 | 1 << 14])  # pairs 0 and 1: the same cards to come
+    front = [pool, pool, pool, ca, cb, last, pair]
+    value = _after(PublicRoot(0, 0, 0, (0, 0), 0), front, remaining, boundary)
+    rows = torch.stack([pool, ca, cb, last, remaining[pair]], 1)
+    assert asked == [len(torch.unique(rows, dim=0))] and asked[0] < n
+    assert torch.equal(value, clubs(0, pool, ca, cb, last, remaining[pair]).to(torch.float64))
+    info = HiddenGame(Deck.from_seed(7)).observation(0)
+    b = belief_state(info, 4, 0, seed=0, own=2)
+    exp = expand(b.root, (b.hands[0][b.pairs[:, 0]], b.hands[1][b.pairs[:, 1]]), b.remaining, boundary)
+    assert asked[1] < len(exp.pub[exp.depth]) / 4
