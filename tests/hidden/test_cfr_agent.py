@@ -295,3 +295,21 @@ def test_the_boundary_is_asked_once_per_distinct_leaf_and_every_leaf_gets_its_va
     b = belief_state(info, 4, 0, seed=0, own=2)
     exp = expand(b.root, (b.hands[0][b.pairs[:, 0]], b.hands[1][b.pairs[:, 1]]), b.remaining, boundary)
     assert asked[1] < len(exp.pub[exp.depth]) / 4
+
+
+@pytest.mark.parametrize("work_nodes", [10_000, 20_000, 10**9])  # 30,338 nodes: half, 21, all
+def test_a_solve_over_the_work_budget_runs_fewer_iterations_at_least_half(monkeypatch, work_nodes):
+    """A solve of the standard game over WORK_NODES nodes runs its iterations scaled by
+    WORK_NODES / nodes, never under half of them; a smaller one runs them all."""
+    import pasur.hidden.cfr_agent as cfr_agent
+
+    monkeypatch.setattr(cfr_agent, "WORK_NODES", work_nodes)
+    info = HiddenGame(Deck.from_seed(5)).observation(0)
+    agent = CFRAgent(4, 32, own=2, seed=0)
+    legal, probs = agent.strategy(info)
+    assert legal == info.legal_actions() and abs(probs.sum() - 1) < 1e-9
+    base = agent._rounds[next(reversed(agent._rounds))].base
+    nodes = base.rt.tree.n_histories
+    expected = 32 if nodes <= work_nodes else max(16, 32 * work_nodes // nodes)
+    assert base.cfr.iteration == expected
+    assert (expected < 32) == (work_nodes < nodes) and expected >= 16
