@@ -47,8 +47,8 @@ def test_a_model_responder_stays_under_the_exact_best_response_on_micro_and_duo(
 
 
 def test_a_model_responder_stays_under_the_exact_best_response_on_tiny_in_each_seat():
-    """The heuristic's posterior from ``greedy`` (eps 0.1), every deal of ``tiny`` (about a CPU
-    minute; it gains -0.06 here, the heuristic's own exact posterior +0.48), against the best
+    """The heuristic's posterior from ``greedy`` (eps 0.1), every deal of ``tiny`` (about 17 s of CPU;
+    it gains -0.06 here, the heuristic's own exact posterior +0.48), against the best
     responses of results/hidden-exploitability/tiny-heuristic.json (``..._as_bob``: the agent as
     Bob, the best response as Alex)."""
     row = json.loads((EXPLOIT / "tiny-heuristic.json").read_text())

@@ -48,8 +48,11 @@ from pasur.game.variants import Variant
 from pasur.hidden.game import HiddenGame
 from pasur.hidden.infostate import InfoState
 from pasur.hidden.lbr_posterior import EXACT_CAP, HandTracker, Posterior, is_uniform, model_of
-from pasur.hidden.pimc import PIMCAgent
+from pasur.hidden.pimc import PIMCAgent, banked
 from pasur.hidden.worlds import Worlds
+
+#: the most round solves a responder keeps for reuse (a few KiB each)
+VALUES_KEPT = 20_000
 
 
 class _PosteriorSearch(PIMCAgent):
@@ -84,6 +87,7 @@ class LBRResponder:
         self.cap = cap
         self.seed = seed
         self.search = _PosteriorSearch(device)
+        self._values: dict[tuple, list[tuple[Action, float]]] = {}  # a solve per distinct input (see _solved)
         self.last_posterior: Posterior | None = None  # of its last decision (for checks)
         self.stats = {"decisions": 0, "exact": 0, "sampled": 0, "fallback": 0, "hands_weighed": 0, "agent_asked": 0,
                       "model_asked": 0}  # fmt: skip
@@ -100,9 +104,25 @@ class LBRResponder:
         post = tracker.posterior(info)
         self.last_posterior = post
         self._count(post)
-        values = self.search.posterior_values(info, _worlds(post))
+        values = self._solved(info, post)
         best = max(v for _, v in values)
         return next(a for a, v in values if v == best)
+
+    def _solved(self, info: InfoState, post: Posterior) -> list[tuple[Action, float]]:
+        """Each action's posterior value, solved once per distinct input: the round solve reads of
+        ``info`` only what the key holds (the piles through the clubs and the banked points), so
+        decks that differ in cards not yet seen reuse it (a small variant's every deal repeats
+        most first-round decisions). At most ``VALUES_KEPT`` kept, then forgotten together."""
+        worlds = _worlds(post)
+        key = (type(info), info.variant, info.player, info.round, info.turn, info.hand, info.pool, info.clubs,
+               info.last_capturer, info.unseen, banked(info), worlds.opp_hand.astype(np.int64).tobytes(),
+               worlds.weight.tobytes())  # fmt: skip
+        values = self._values.get(key)
+        if values is None:
+            if len(self._values) >= VALUES_KEPT:
+                self._values.clear()
+            values = self._values[key] = self.search.posterior_values(info, worlds)
+        return values
 
     def _count(self, post: Posterior) -> None:
         s = self.stats
