@@ -59,6 +59,9 @@ class GameState:
     last_capturer: int | None = None
     variant: Variant = field(default=STANDARD, repr=False)
 
+    def __deepcopy__(self, memo) -> GameState:  # immutable all through: OpenSpiel's clones copy it
+        return self
+
     # -- construction ---------------------------------------------------------
     @classmethod
     def initial(cls, deck: Deck) -> GameState:

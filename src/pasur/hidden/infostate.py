@@ -39,6 +39,9 @@ class Move:
     def action(self) -> Action:
         return Action(self.card, self.captured)
 
+    def __deepcopy__(self, memo) -> Move:  # immutable: OpenSpiel's clones copy the moves
+        return self
+
 
 @dataclass(frozen=True, slots=True)
 class InfoState:
