@@ -313,3 +313,19 @@ def test_a_solve_over_the_work_budget_runs_fewer_iterations_at_least_half(monkey
     expected = 32 if nodes <= work_nodes else max(16, 32 * work_nodes // nodes)
     assert base.cfr.iteration == expected
     assert (expected < 32) == (work_nodes < nodes) and expected >= 16
+
+
+def test_a_forced_move_is_played_without_a_solve():
+    """A hand's last card with one legal action: the agent plays it with probability 1 and
+    neither solves nor re-solves (no later decision of the round needs it)."""
+    game = HiddenGame(Deck.from_seed(3))
+    agent = CFRAgent(2, 4, own=2, seed=0)
+    while game.observation(0).hand.bit_count() > 1 or game.mover != 0:
+        info = game.observation(game.mover)
+        game.apply(agent.choose(info) if game.mover == 0 else info.legal_actions()[0])
+    info = game.observation(0)
+    assert len(info.legal_actions()) == 1
+    kept = {k: (id(v), id(v.solve)) for k, v in agent._rounds.items()}
+    legal, probs = agent.strategy(info)
+    assert legal == info.legal_actions() and probs.tolist() == [1.0]
+    assert {k: (id(v), id(v.solve)) for k, v in agent._rounds.items()} == kept
