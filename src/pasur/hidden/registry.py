@@ -216,8 +216,8 @@ def _pimc(mode: str) -> Callable[[str, list[str], int, str], HiddenAgent]:
 
 def _cfr(spec: str, options: list[str], seed: int, device: str) -> HiddenAgent:
     """``cfr[:K][:mM][:itN][:fixed]``: K opponent hands (default 16), M hands of its own range
-    (default 4), N CFR iterations per solve (default 32), ``:fixed`` to play the round start's
-    solve without re-solving."""
+    (default 4), N CFR iterations per solve (default 32; at least half of them for a standard-game
+    solve over ``WORK_NODES`` nodes), ``:fixed`` to play the round start's solve without re-solving."""
     k = _count(spec, options[0] if options and options[0].isdigit() else None, "opponent hands", 16, 64)
     flags = options[1:] if options and options[0].isdigit() else options
     iterations, own, given = 32, 4, set()
