@@ -9,14 +9,21 @@ Paths (:class:`pasur.solve.cfr.RoundCFR`'s options):
   (:mod:`pasur.solve.iteration_graph`); only with ``--device cuda``;
 * ``native``: the whole iteration in one call of the compiled CPU kernel (:mod:`pasur.solve.native`,
   ``CFRParams(kernel="native")``); only on the CPU. (``layers``, ``fused`` and ``graphs`` run with
-  ``kernel="torch"``.) Its operations are not torch's: its executed bytes are not counted (0).
+  ``kernel="torch"``.) Its operations are not torch's: its executed bytes are not counted (0);
+* ``native@REV`` (``--before REV``): the kernel's C source as it was at commit ``REV``, compiled
+  beside today's and run through today's binding (so ``REV`` must have the same ``pasur_layer``),
+  timed like the others; its state after the timed iterations (regrets, average, strategy,
+  reaches) is compared with ``native``'s, bit for bit (``same_state``).
 
 Per deck (``--decks``) and tree (``--trees``):
 
 1. **Time per whole-game DCFR iteration**: every round's solvers of all paths side by side; after
    ``--warmup`` iterations each (a graph is captured at the second), ``--repeats`` rounds of one
    timed iteration per path in turn (``torch.cuda.synchronize()`` before and after each); per
-   round the fastest, summed over the rounds (as ``bench_cfr.py``), and the medians' sum.
+   round the fastest, summed over the rounds (as ``bench_cfr.py``), and the medians' sum. A sample
+   is ``--block`` consecutive iterations of one path (its time over ``--block``), as a solve runs
+   them: with ``--block 1`` (the runs before 2026-11-27 evening) each iteration follows the other
+   paths' and finds their data, not its own, in the caches.
 2. **Traffic** (the roofline): bytes one iteration moves, counted from its operations
    (``cfr_traffic.executed_bytes``) and the fused kernel's lower bound (``compulsory_bytes``),
    per node; with the device's bandwidth (``bench_bandwidth.bandwidth``, measured in the same
@@ -42,6 +49,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -53,7 +61,9 @@ from cfr_traffic import compulsory_bytes, executed_bytes
 
 from pasur.game.cards import read_deck_file
 from pasur.game.state import GameState
+from pasur.solve import native
 from pasur.solve.cfr import CFRParams, RoundCFR
+from pasur.solve.native import toolchain
 from pasur.solve.rounds import solve_cfr
 from pasur.solve.tree import build_tree
 
@@ -69,7 +79,29 @@ NATIVE = {"native": {"kernel": "native"}}
 def path_params(params: CFRParams, opts: dict) -> tuple[CFRParams, dict]:
     """A path's parameters (its kernel: torch unless it names one) and its solver options."""
     opts = dict(opts)
+    opts.pop("entry", None)
     return dataclasses.replace(params, kernel=opts.pop("kernel", "torch")), opts
+
+
+def kernel_at(rev: str) -> dict:
+    """The path of the native kernel as its C source was at commit ``rev``: its float32 entry point,
+    compiled into the kernel cache (the same flags and compiler as today's)."""
+    done = subprocess.run(["git", "show", f"{rev}:src/pasur/solve/native/round_cfr.c"], capture_output=True, cwd=REPO)
+    if done.returncode != 0:
+        sys.exit(f"error: --before {rev}: no kernel source at that commit ({done.stderr.decode().strip()[:200]})")
+    source = Path(tempfile.mkdtemp(prefix="pasur-kernel-")) / "round_cfr.c"
+    source.write_bytes(done.stdout)
+    entry = toolchain.load(toolchain.build(source)[0]).pasur_round_cfr_iterate_f32
+    entry.argtypes, entry.restype = native._ARGUMENTS, native.ctypes.c_int64
+    return {"kernel": "native", "entry": entry}
+
+
+def state(solver: RoundCFR) -> list[torch.Tensor]:
+    """What an iteration leaves (regrets, average, strategy, reaches), per layer."""
+    out = []
+    for i in range(len(solver.layers)):
+        out += [solver.regret[i], solver.avg[i], solver.sigma[i], *solver.reach[i]]
+    return out
 
 
 def commit() -> str:
@@ -93,9 +125,11 @@ def sync(dev: torch.device) -> None:
         torch.cuda.synchronize(dev)
 
 
-def time_iterations(tree, paths: dict, dev: torch.device, warmup: int, repeats: int) -> dict:
+def time_iterations(tree, paths: dict, dev: torch.device, warmup: int, repeats: int, block: int = 1) -> dict:
     """Per path: seconds per whole-game iteration (sum over rounds of the fastest, and of the
-    medians), bytes per iteration (executed, compulsory), operations, and whether graphs ran."""
+    medians; a sample: ``block`` consecutive iterations), bytes per iteration (executed,
+    compulsory), operations, whether graphs ran, and for an earlier kernel whether its state is
+    ``native``'s."""
     zero = {"min_s": 0.0, "median_s": 0.0, "cpu_min_s": 0.0, "executed_bytes": 0, "ops": 0, "compulsory_bytes": 0}
     out = {name: dict(zero, captured_rounds=0) for name in paths}
     params = CFRParams(method="dcfr")
@@ -105,6 +139,8 @@ def time_iterations(tree, paths: dict, dev: torch.device, warmup: int, repeats: 
         for name, opts in paths.items():
             kernel_params, solver_opts = path_params(params, opts)
             solvers[name] = RoundCFR(rt, terminal, kernel_params, dev, **solver_opts)
+            if "entry" in opts:  # (an earlier kernel through today's binding)
+                solvers[name]._native.fn = opts["entry"]
         for solver in solvers.values():
             for _ in range(warmup):
                 solver.iterate()
@@ -114,10 +150,11 @@ def time_iterations(tree, paths: dict, dev: torch.device, warmup: int, repeats: 
             for name, solver in solvers.items():
                 sync(dev)
                 t0, c0 = time.perf_counter(), time.process_time()
-                solver.iterate()
+                for _ in range(block):
+                    solver.iterate()
                 sync(dev)
-                times[name].append(time.perf_counter() - t0)
-                cpu_times[name].append(time.process_time() - c0)
+                times[name].append((time.perf_counter() - t0) / block)
+                cpu_times[name].append((time.process_time() - c0) / block)
         for name, solver in solvers.items():
             row = out[name]
             row["min_s"] += min(times[name])
@@ -128,6 +165,9 @@ def time_iterations(tree, paths: dict, dev: torch.device, warmup: int, repeats: 
             row["ops"] += ops
             row["compulsory_bytes"] += compulsory_bytes(solver)
             row["captured_rounds"] += int(solver._graph.captured)
+            if "entry" in paths[name]:
+                same = all(torch.equal(a, b) for a, b in zip(state(solver), state(solvers["native"]), strict=True))
+                row["same_state"] = row.get("same_state", True) and same
         del solvers
     return out
 
@@ -138,6 +178,8 @@ def compare_solves(tree, paths: dict, dev: torch.device, iterations: int) -> dic
     params = CFRParams(method="dcfr", iterations=iterations)
     out, first = {}, None
     for name, opts in paths.items():
+        if "entry" in opts:  # (an earlier kernel: its iterates are compared in the timing)
+            continue
         if dev.type == "cuda":
             torch.cuda.reset_peak_memory_stats(dev)
         sync(dev)
@@ -169,7 +211,8 @@ def markdown(record: dict) -> str:
         "",
         f"`{record['command']}`, commit {record['commit']}, torch {record['torch']}, {record['threads']} thread(s); "
         f"bandwidth (add, {record['bandwidth_values']:,} float32): {bw:.1f} GB/s. Share of bound: the time "
-        f"the bytes need at that bandwidth over the iteration's {'CPU' if clock == 'cpu_min_s' else 'wall'} time.",
+        f"the bytes need at that bandwidth over the iteration's {'CPU' if clock == 'cpu_min_s' else 'wall'} time. "
+        f"A sample: {record.get('block', 1)} consecutive iteration(s) of one path.",
         "",
         "Load average (1, 5, 15 min) before and after each deck and tree: "
         + "; ".join(
@@ -181,8 +224,8 @@ def markdown(record: dict) -> str:
         "",
         "| deck | tree | nodes | edges | path | s per iteration (min) | (median) | CPU s (min) "
         f"| ns per node ({'CPU' if clock == 'cpu_min_s' else 'wall'}) | speed-up | ops | executed B/node "
-        "| compulsory B/node | share of bound (executed) | (compulsory) | captured rounds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| compulsory B/node | share of bound (executed) | (compulsory) | captured rounds | state as native's |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in record["runs"]:
         base = r["timing"]["layers"][clock]
@@ -195,7 +238,8 @@ def markdown(record: dict) -> str:
                 f"| {r['deck']} | {r['tree']} | {n:,} | {r['edges']:,} | {name} | {t['min_s']:.5f} "
                 f"| {t['median_s']:.5f} "
                 f"| {t['cpu_min_s']:.5f} | {t[clock] / n * 1e9:.2f} | {base / t[clock]:.2f} | {t['ops']:,} "
-                f"| {ex:.0f} | {co:.0f} | {share_ex:.1%} | {share_co:.1%} | {t['captured_rounds']} |"
+                f"| {ex:.0f} | {co:.0f} | {share_ex:.1%} | {share_co:.1%} | {t['captured_rounds']} "
+                f"| {t.get('same_state', '')} |"
             )
     lines += [
         "",
@@ -222,12 +266,16 @@ def main() -> None:
     ap.add_argument("--trees", default="compact,paper")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--block", type=int, default=8, help="consecutive iterations of a path per timed sample")
+    ap.add_argument("--before", metavar="REV", help="also time the native kernel's source at commit REV (CPU)")
     ap.add_argument("--solve-iterations", type=int, default=30)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--bandwidth-values", type=int, default=50_000_000)
     args = ap.parse_args()
     if args.device not in ("cpu", "cuda") or (args.device == "cuda" and not torch.cuda.is_available()):
         sys.exit(f"error: --device must be cpu or cuda (a GPU present), got {args.device!r}")
+    if args.block < 1 or args.repeats < 1 or (args.before and args.device != "cpu"):
+        sys.exit("error: --block and --repeats must be at least 1, and --before runs on the CPU only")
     decks = {d.id: d for d in read_deck_file(DECKS)}
     unknown = [d for d in args.decks.split(",") if d not in decks]
     if unknown or any(t not in ("compact", "paper") for t in args.trees.split(",")):
@@ -236,6 +284,8 @@ def main() -> None:
     dev = torch.device(args.device)
     args.out.mkdir(parents=True, exist_ok=True)
     paths = {**PATHS, **(GRAPHS if dev.type == "cuda" else NATIVE)}
+    if args.before:
+        paths[f"native@{args.before}"] = kernel_at(args.before)
     t_start = time.perf_counter()
     record = {
         "command": " ".join(sys.argv),
@@ -244,6 +294,7 @@ def main() -> None:
         "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else cpu_name(),
         "torch": torch.__version__,
         "threads": args.threads,
+        "block": args.block,
         "solve_iterations": args.solve_iterations,
         "bandwidth_values": args.bandwidth_values,
         "bandwidth": bandwidth(dev, args.bandwidth_values),
@@ -255,7 +306,7 @@ def main() -> None:
             tree = build_tree(GameState.initial(decks[deck].deck), mode, dev, infosets=False)
             edges = sum(rt.n_edges_at(t) for rt in tree.rounds for t in rt.play_turns)
             run = {"deck": deck, "tree": mode, "nodes": tree.n_nodes, "edges": edges, "load_before": os.getloadavg()}
-            run["timing"] = time_iterations(tree, paths, dev, args.warmup, args.repeats)
+            run["timing"] = time_iterations(tree, paths, dev, args.warmup, args.repeats, args.block)
             run["solves"] = compare_solves(tree, paths, dev, args.solve_iterations)
             run["load_after"] = os.getloadavg()
             record["runs"].append(run)

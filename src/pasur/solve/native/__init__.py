@@ -42,7 +42,7 @@ class Layer(ctypes.Structure):
 
 
 #: ``pasur_round_cfr_iterate_*``'s: layers, their number, terminal values, coefficients, method,
-#: alternating, stale players, room for two layers' sums per parent (and the room of one)
+#: alternating, stale players, room for a layer's sums per parent (twice that given), the room of one
 _ARGUMENTS = [ctypes.POINTER(Layer), ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
 _ARGUMENTS += [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64]
 
@@ -167,7 +167,9 @@ class NativeRound:
         self.terminal = solver.terminal.contiguous()
         self.coef = solver._coef
         self.room = max((L.n_parent for L in layers), default=0)
-        self.totals = torch.empty(2 * self.room, dtype=dtype)  # (two layers' regret-matching sums)
+        # (a layer's regret-matching sums; twice that for the kernels before 2026-11-27 evening, which
+        # benchmarks/bench_cfr_fixed_costs.py --before still runs through this binding)
+        self.totals = torch.empty(2 * self.room, dtype=dtype)
         self.held = [self.terminal, self.coef, self.totals]
         self.layers = (Layer * len(layers))()
         for i, L in enumerate(layers):

@@ -48,21 +48,22 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
         raise NativeUnavailable(f"the C compiler {shlex.join(cmd[:1])!r} did not run ({e})") from None
 
 
-def library_path() -> Path:
+def library_path(source: Path = SOURCE) -> Path:
     """Where the library for this source, these flags and this compiler is (or will be) cached."""
     cc = compiler()
     version = _run([*cc, "--version"])
     if version.returncode != 0:
         raise NativeUnavailable(f"the C compiler {shlex.join(cc)!r} failed: {version.stderr.strip()[:200]}")
     key = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), " ".join(FLAGS).encode(), shlex.join(cc).encode(), version.stdout.encode()):
+    for part in (source.read_bytes(), " ".join(FLAGS).encode(), shlex.join(cc).encode(), version.stdout.encode()):
         key.update(hashlib.sha256(part).digest())
     return cache_dir() / f"round_cfr-{key.hexdigest()[:20]}.so"
 
 
-def build() -> tuple[Path, bool]:
-    """The cached library, compiled first if it is not there yet; and whether it was compiled now."""
-    target = library_path()
+def build(source: Path = SOURCE) -> tuple[Path, bool]:
+    """The cached library, compiled first if it is not there yet; and whether it was compiled now.
+    ``source``: another version of the kernel (benchmarks compare one with today's)."""
+    target = library_path(source)
     if target.is_file():
         return target, False
     try:
@@ -72,10 +73,10 @@ def build() -> tuple[Path, bool]:
     except OSError as e:
         raise NativeUnavailable(f"cannot write the kernel cache {target.parent} ({e})") from None
     try:
-        done = _run([*compiler(), *FLAGS, "-o", tmp, str(SOURCE.resolve())])
+        done = _run([*compiler(), *FLAGS, "-o", tmp, str(source.resolve())])
         if done.returncode != 0:
             lines = done.stderr.strip().splitlines() or ["(no message)"]
-            raise NativeUnavailable(f"compiling {SOURCE.name} failed: {lines[0][:200]}")
+            raise NativeUnavailable(f"compiling {source.name} failed: {lines[0][:200]}")
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
