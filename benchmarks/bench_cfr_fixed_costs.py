@@ -42,6 +42,7 @@ Writes ``DIR/fixed_costs.json`` and ``DIR/fixed_costs.md``; prints the tables as
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import json
 import os
@@ -83,15 +84,22 @@ def path_params(params: CFRParams, opts: dict) -> tuple[CFRParams, dict]:
     return dataclasses.replace(params, kernel=opts.pop("kernel", "torch")), opts
 
 
-def kernel_at(rev: str) -> dict:
-    """The path of the native kernel as its C source was at commit ``rev``: its float32 entry point,
-    compiled into the kernel cache (the same flags and compiler as today's)."""
-    done = subprocess.run(["git", "show", f"{rev}:src/pasur/solve/native/round_cfr.c"], capture_output=True, cwd=REPO)
+def git_show(rev: str, path: str) -> bytes:
+    done = subprocess.run(["git", "show", f"{rev}:{path}"], capture_output=True, cwd=REPO)
     if done.returncode != 0:
-        sys.exit(f"error: --before {rev}: no kernel source at that commit ({done.stderr.decode().strip()[:200]})")
+        sys.exit(f"error: --before {rev}: no {path} at that commit ({done.stderr.decode().strip()[:200]})")
+    return done.stdout
+
+
+def kernel_at(rev: str) -> dict:
+    """The path of the native kernel as it was at commit ``rev``: its C source compiled with that
+    commit's flags (today's compiler) into the kernel cache; its float32 entry point."""
     source = Path(tempfile.mkdtemp(prefix="pasur-kernel-")) / "round_cfr.c"
-    source.write_bytes(done.stdout)
-    entry = toolchain.load(toolchain.build(source)[0]).pasur_round_cfr_iterate_f32
+    source.write_bytes(git_show(rev, "src/pasur/solve/native/round_cfr.c"))
+    tree = ast.parse(git_show(rev, "src/pasur/solve/native/toolchain.py"))
+    assigns = [n for n in tree.body if isinstance(n, ast.Assign)]
+    flags = next(ast.literal_eval(n.value) for n in assigns if getattr(n.targets[0], "id", None) == "FLAGS")
+    entry = toolchain.load(toolchain.build(source, tuple(flags))[0]).pasur_round_cfr_iterate_f32
     entry.argtypes, entry.restype = native._ARGUMENTS, native.ctypes.c_int64
     return {"kernel": "native", "entry": entry}
 

@@ -7,8 +7,10 @@ changed source or compiler builds a new one and an unchanged one is loaded witho
 written to a temporary name first and moved into place (``os.replace``): two processes building at
 once each leave a whole library. ``$CC`` names the compiler (default ``cc``).
 
-Flags: ``-O3 -fPIC -shared -ffp-contract=off``; never ``-ffast-math`` or ``-march=native``: the
-kernel must round every operation as the torch path does (the iterates are compared bit for bit).
+Flags: ``-O3 -funroll-loops -fPIC -shared -ffp-contract=off``; never ``-ffast-math`` or
+``-march=native``: the kernel must round every operation as the torch path does (the iterates are
+compared bit for bit). (Unrolling changes no operation, only the loops' bookkeeping: 3 % faster on
+an AMD EPYC, results/cfr-native/s5.)
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).with_name("round_cfr.c")
-FLAGS = ("-O3", "-fPIC", "-shared", "-ffp-contract=off")
+FLAGS = ("-O3", "-funroll-loops", "-fPIC", "-shared", "-ffp-contract=off")
 #: seconds a compile (or the compiler's ``--version``) may take
 COMPILE_TIMEOUT = 120
 
@@ -48,22 +50,22 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
         raise NativeUnavailable(f"the C compiler {shlex.join(cmd[:1])!r} did not run ({e})") from None
 
 
-def library_path(source: Path = SOURCE) -> Path:
+def library_path(source: Path = SOURCE, flags: tuple[str, ...] = FLAGS) -> Path:
     """Where the library for this source, these flags and this compiler is (or will be) cached."""
     cc = compiler()
     version = _run([*cc, "--version"])
     if version.returncode != 0:
         raise NativeUnavailable(f"the C compiler {shlex.join(cc)!r} failed: {version.stderr.strip()[:200]}")
     key = hashlib.sha256()
-    for part in (source.read_bytes(), " ".join(FLAGS).encode(), shlex.join(cc).encode(), version.stdout.encode()):
+    for part in (source.read_bytes(), " ".join(flags).encode(), shlex.join(cc).encode(), version.stdout.encode()):
         key.update(hashlib.sha256(part).digest())
     return cache_dir() / f"round_cfr-{key.hexdigest()[:20]}.so"
 
 
-def build(source: Path = SOURCE) -> tuple[Path, bool]:
+def build(source: Path = SOURCE, flags: tuple[str, ...] = FLAGS) -> tuple[Path, bool]:
     """The cached library, compiled first if it is not there yet; and whether it was compiled now.
-    ``source``: another version of the kernel (benchmarks compare one with today's)."""
-    target = library_path(source)
+    ``source`` and ``flags``: another version of the kernel (benchmarks compare one with today's)."""
+    target = library_path(source, flags)
     if target.is_file():
         return target, False
     try:
@@ -73,7 +75,7 @@ def build(source: Path = SOURCE) -> tuple[Path, bool]:
     except OSError as e:
         raise NativeUnavailable(f"cannot write the kernel cache {target.parent} ({e})") from None
     try:
-        done = _run([*compiler(), *FLAGS, "-o", tmp, str(source.resolve())])
+        done = _run([*compiler(), *flags, "-o", tmp, str(source.resolve())])
         if done.returncode != 0:
             lines = done.stderr.strip().splitlines() or ["(no message)"]
             raise NativeUnavailable(f"compiling {source.name} failed: {lines[0][:200]}")
