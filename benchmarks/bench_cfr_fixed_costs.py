@@ -136,10 +136,11 @@ def sync(dev: torch.device) -> None:
 def time_iterations(tree, paths: dict, dev: torch.device, warmup: int, repeats: int, block: int = 1) -> dict:
     """Per path: seconds per whole-game iteration (sum over rounds of the fastest, and of the
     medians; a sample: ``block`` consecutive iterations), bytes per iteration (executed,
-    compulsory), operations, whether graphs ran, and for an earlier kernel whether its state is
-    ``native``'s."""
+    compulsory), operations, whether graphs ran, for an earlier kernel whether its state is
+    ``native``'s, and per round its edges and CPU seconds (the fastest): the cost per edge of a
+    round that fits in the L2 cache against one that does not."""
     zero = {"min_s": 0.0, "median_s": 0.0, "cpu_min_s": 0.0, "executed_bytes": 0, "ops": 0, "compulsory_bytes": 0}
-    out = {name: dict(zero, captured_rounds=0) for name in paths}
+    out = {name: dict(zero, captured_rounds=0, rounds=[]) for name in paths}
     params = CFRParams(method="dcfr")
     for rt in tree.rounds:
         terminal = rt.terminal_value if rt.terminal_value is not None else torch.zeros(rt.n_nodes(8))
@@ -168,6 +169,7 @@ def time_iterations(tree, paths: dict, dev: torch.device, warmup: int, repeats: 
             row["min_s"] += min(times[name])
             row["median_s"] += statistics.median(times[name])
             row["cpu_min_s"] += min(cpu_times[name])
+            row["rounds"].append({"edges": solver.n_edges, "cpu_min_s": min(cpu_times[name])})
             b, ops = executed_bytes(solver)
             row["executed_bytes"] += b
             row["ops"] += ops
