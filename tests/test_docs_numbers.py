@@ -13,8 +13,6 @@ import csv
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -117,10 +115,20 @@ def test_some_tables_are_file_backed():
 RESULTS = REPO / "results"
 
 
-def pasur(*args: str, timeout: int = 300) -> None:
-    cmd = [sys.executable, "-c", "from pasur.cli import main; main()", *args]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+def pasur(*args: str) -> None:
+    """The command, run in this process (the check is of its numbers, not of a process boundary:
+    a fresh interpreter paid about 2 s of imports a command); torch's threads put back after."""
+    import torch
+    from typer.testing import CliRunner
+
+    from pasur.cli import app
+
+    threads = torch.get_num_threads()
+    try:
+        r = CliRunner().invoke(app, list(args))
+    finally:
+        torch.set_num_threads(threads)
+    assert r.exit_code == 0, (r.output[-2000:], r.exception)
 
 
 def rows(path: Path) -> list[dict[str, str]]:
