@@ -38,13 +38,18 @@ def rows(record: dict) -> list[str]:
     return out
 
 
-def main() -> None:
-    lines = [HEADER, "|" + "---|" * HEADER.count(" | ") + "---|"]
+def table(folder: Path, header: str, rows_of) -> str:
+    """The markdown table of ``folder``'s records (``compact/`` then ``paper/``), a row per run."""
+    lines = [header, "|" + "---|" * header.count(" | ") + "---|"]
     for tree in ("compact", "paper"):
-        path = HERE / tree / "fixed_costs.json"
+        path = folder / tree / "fixed_costs.json"
         if path.exists():
-            lines += rows(json.loads(path.read_text(encoding="utf-8")))
-    print("\n".join(lines))
+            lines += rows_of(json.loads(path.read_text(encoding="utf-8")))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    print(table(HERE, HEADER, rows))
 
 
 if __name__ == "__main__":

@@ -10,10 +10,13 @@ same state bit for bit, and the 30-iteration solves' exploitability.
 
 from __future__ import annotations
 
-import json
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from summarize import table  # noqa: E402  (results/cfr-native/summarize.py)
+
 HEADER = (
     "| deck and tree | nodes | fused ns/node | native before ns/node | native ns/node | native vs before "
     "| native vs fused | compulsory B/node | native share (compulsory) | state as before "
@@ -40,12 +43,7 @@ def rows(record: dict) -> list[str]:
 
 
 def main() -> None:
-    lines = [HEADER, "|" + "---|" * HEADER.count(" | ") + "---|"]
-    for tree in ("compact", "paper"):
-        path = HERE / tree / "fixed_costs.json"
-        if path.exists():
-            lines += rows(json.loads(path.read_text(encoding="utf-8")))
-    print("\n".join(lines))
+    print(table(HERE, HEADER, rows))
 
 
 if __name__ == "__main__":
