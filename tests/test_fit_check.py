@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from pasur.cli import app
@@ -31,15 +32,22 @@ def test_the_verdict_warns_only_where_the_model_is_measurably_weaker_or_disagree
     assert disagrees is not None and f"{MIN_PLAY_AGREEMENT - 0.01:.1%}" in disagrees
 
 
-def test_fit_checks_the_model_in_play_and_warns_in_one_line_when_it_is_weak(tmp_path):
+@pytest.fixture(scope="module")
+def solved(tmp_path_factory):
+    """Seed 36's DCFR solve, one for the module (the tests only read it): its folder."""
+    out = tmp_path_factory.mktemp("solved") / "s"
+    r = CliRunner().invoke(app, ["solve", "--seed", "36", "--method", "dcfr", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def test_fit_checks_the_model_in_play_and_warns_in_one_line_when_it_is_weak(tmp_path, solved):
     """A one-split model of a whole deal's table plays nothing like it: the fit says so on one
     line of stderr with the measured gaps, and the card keeps the check; a model of the default
     settings (trained on every row at once) on the same table is within the tolerance and gets
     no warning."""
     runner = CliRunner()
-    solved = runner.invoke(app, ["solve", "--seed", "36", "--method", "dcfr", "--out", str(tmp_path / "s")])
-    assert solved.exit_code == 0, solved.output
-    table = str(tmp_path / "s" / "strategy.parquet")
+    table = str(solved / "strategy.parquet")
     args = ["fit", table, "--check-games", "400", "--json"]
     weak = runner.invoke(app, [*args, "--out", str(tmp_path / "weak.ubj"), "--rounds", "1", "--max-depth", "1"])
     assert weak.exit_code == 0, weak.output
@@ -57,14 +65,12 @@ def test_fit_checks_the_model_in_play_and_warns_in_one_line_when_it_is_weak(tmp_
     assert check["play_agreement"] >= MIN_PLAY_AGREEMENT
 
 
-def test_a_per_deck_model_is_refused_on_another_deck_as_its_table_is(tmp_path):
+def test_a_per_deck_model_is_refused_on_another_deck_as_its_table_is(tmp_path, solved):
     """A model fitted on one deck's table, asked to play another deck, is refused by name (its
     table would be); on its own deck it plays."""
     runner = CliRunner()
-    solved = runner.invoke(app, ["solve", "--seed", "36", "--method", "dcfr", "--out", str(tmp_path / "s")])
-    assert solved.exit_code == 0, solved.output
     model = tmp_path / "m.ubj"
-    fit = ["fit", str(tmp_path / "s" / "strategy.parquet"), "--out", str(model), "--rounds", "2", "--check-games", "0"]
+    fit = ["fit", str(solved / "strategy.parquet"), "--out", str(model), "--rounds", "2", "--check-games", "0"]
     assert runner.invoke(app, fit).exit_code == 0
     play = ["selfplay", "--alex", f"model:{model}", "--bob", "random", "--games", "10"]
     assert runner.invoke(app, [*play, "--seed", "36"]).exit_code == 0
@@ -74,7 +80,7 @@ def test_a_per_deck_model_is_refused_on_another_deck_as_its_table_is(tmp_path):
         f"error: {model}: a model of another deck's table (per-deck, seed-36); a model across decks "
         "(pasur fit A B ... --validate-on C) plays decks it never saw"
     )
-    table = runner.invoke(app, [*play[:2], f"table:{tmp_path / 's'}", *play[3:], "--seed", "37"])
+    table = runner.invoke(app, [*play[:2], f"table:{solved}", *play[3:], "--seed", "37"])
     assert table.exit_code == 2 and "another deck" in table.stderr
 
 
