@@ -37,6 +37,7 @@ True
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
 
@@ -51,7 +52,7 @@ from pasur.hidden.lbr_posterior import EXACT_CAP, HandTracker, Posterior, is_uni
 from pasur.hidden.pimc import PIMCAgent, banked
 from pasur.hidden.worlds import Worlds
 
-#: the most round solves a responder keeps for reuse (a few KiB each)
+#: the most round solves a responder keeps for reuse (well under a KiB each)
 VALUES_KEPT = 20_000
 
 
@@ -114,9 +115,10 @@ class LBRResponder:
         decks that differ in cards not yet seen reuse it (a small variant's every deal repeats
         most first-round decisions). At most ``VALUES_KEPT`` kept, then forgotten together."""
         worlds = _worlds(post)
+        posterior = hashlib.blake2b(worlds.opp_hand.astype(np.int64).tobytes(), digest_size=16)
+        posterior.update(worlds.weight.tobytes())  # a digest: an exact posterior may hold 2,000 hands
         key = (type(info), info.variant, info.player, info.round, info.turn, info.hand, info.pool, info.clubs,
-               info.last_capturer, info.unseen, banked(info), worlds.opp_hand.astype(np.int64).tobytes(),
-               worlds.weight.tobytes())  # fmt: skip
+               info.last_capturer, info.unseen, banked(info), len(worlds.weight), posterior.digest())  # fmt: skip
         values = self._values.get(key)
         if values is None:
             if len(self._values) >= VALUES_KEPT:
