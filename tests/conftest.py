@@ -48,12 +48,11 @@ def reference_decks() -> list[NamedDeck]:
     return load_reference_decks()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ray_here():
-    """One local Ray instance with two CPUs, started on first use in a module (several seconds,
-    about 4 s of CPU) and shared by that module's tests that need one, then shut down: an idle
-    instance costs about 4 % of a core (its idle workers, raylet, log monitor), which a
-    session-wide one spent from its module to the end of the run."""
+    """One local Ray instance with two CPUs per test process, started on first use (several
+    seconds) and shared by every test that needs one (under ``pytest -n N``, once per worker that
+    runs such a test)."""
     import ray
 
     from pasur.common import raytasks
